@@ -1,0 +1,462 @@
+//===- RNNOps.td - Operations of the rnn dialect -----------*- tablegen -*-===//
+
+#ifndef RNN_DIALECT_RNN_IR_RNNOPS_TD
+#define RNN_DIALECT_RNN_IR_RNNOPS_TD
+
+include "rnn/Dialect/RNN/IR/RNNDialect.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Cells and their application
+//===----------------------------------------------------------------------===//
+
+def RNN_CellOp : RNN_Op<"cell", [
+    Symbol, IsolatedFromAbove, SingleBlock]> {
+  let summary = "One time step of a recurrent cell, defined once as a symbol";
+  let description = [{
+    A cell maps per-step inputs, carried states and parameters to step
+    outputs and new states. It is a symbol (like `func.func`), isolated from
+    above, with value semantics on tensors. Inputs and states are `[B, N]`
+    tensors sharing one batch dimension `B` (static or `?`) with static
+    feature sizes; parameters are statically shaped tensors of any rank.
+
+    The block arguments are the inputs, then the states, then the parameters.
+    The body ends with `rnn.yield`, which names the step outputs and the new
+    states; a new state has exactly the type of the state it replaces. The
+    type after `->` lists the step outputs.
+
+    Example (a tanh RNN, weights in PyTorch's `[out, in]` layout):
+
+    ```mlir
+    rnn.cell @elman inputs(%x: tensor<?x16xf32>) states(%h: tensor<?x32xf32>)
+        params(%W: tensor<32x16xf32>, %U: tensor<32x32xf32>, %b: tensor<32xf32>)
+        -> (tensor<?x32xf32>) {
+      %wx = rnn.matmul %x, %W : tensor<?x16xf32>, tensor<32x16xf32> -> tensor<?x32xf32>
+      %uh = rnn.matmul %h, %U : tensor<?x32xf32>, tensor<32x32xf32> -> tensor<?x32xf32>
+      %s = rnn.add %wx, %uh : tensor<?x32xf32>, tensor<?x32xf32>
+      %sb = rnn.add %s, %b : tensor<?x32xf32>, tensor<32xf32>
+      %hn = rnn.tanh %sb : tensor<?x32xf32>
+      rnn.yield outputs(%hn : tensor<?x32xf32>) states(%hn : tensor<?x32xf32>)
+    }
+    ```
+  }];
+
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       I64Attr:$num_inputs,
+                       I64Attr:$num_states);
+  let regions = (region SizedRegion<1>:$body);
+
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name,
+                   "::mlir::TypeRange":$inputs,
+                   "::mlir::TypeRange":$states,
+                   "::mlir::TypeRange":$params,
+                   "::mlir::TypeRange":$outputs)>
+  ];
+
+  let extraClassDeclaration = [{
+    /// Number of parameters (block arguments after inputs and states).
+    int64_t getNumParams() {
+      return getFunctionType().getNumInputs() - getNumInputs() - getNumStates();
+    }
+    /// Number of step outputs (yielded before the new states).
+    int64_t getNumOutputs() {
+      return getFunctionType().getNumResults() - getNumStates();
+    }
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+
+    /// Types of the inputs, states, parameters and step outputs.
+    ::llvm::ArrayRef<::mlir::Type> getInputTypes() {
+      return getFunctionType().getInputs().take_front(getNumInputs());
+    }
+    ::llvm::ArrayRef<::mlir::Type> getStateTypes() {
+      return getFunctionType().getInputs().slice(getNumInputs(), getNumStates());
+    }
+    ::llvm::ArrayRef<::mlir::Type> getParamTypes() {
+      return getFunctionType().getInputs().drop_front(getNumInputs() +
+                                                      getNumStates());
+    }
+    ::llvm::ArrayRef<::mlir::Type> getOutputTypes() {
+      return getFunctionType().getResults().take_front(getNumOutputs());
+    }
+
+    /// Block arguments by role.
+    ::mlir::Block::BlockArgListType getInputArgs() {
+      return getBodyBlock().getArguments().take_front(getNumInputs());
+    }
+    ::mlir::Block::BlockArgListType getStateArgs() {
+      return getBodyBlock().getArguments().slice(getNumInputs(), getNumStates());
+    }
+    ::mlir::Block::BlockArgListType getParamArgs() {
+      return getBodyBlock().getArguments().drop_front(getNumInputs() +
+                                                      getNumStates());
+    }
+
+    /// The terminator.
+    YieldOp getYield();
+  }];
+}
+
+def RNN_YieldOp : RNN_Op<"yield", [
+    Pure, HasParent<"CellOp">, Terminator, AttrSizedOperandSegments]> {
+  let summary = "Ends a cell: the step outputs and the new states";
+  let description = [{
+    The terminator of `rnn.cell`. `outputs` are the values the step emits
+    (a scan stacks them into output sequences); `states` are the carried
+    states for the next step, one per state argument of the cell and of the
+    same type.
+
+    ```mlir
+    rnn.yield outputs(%h : tensor<?x32xf32>) states(%h, %c : tensor<?x32xf32>, tensor<?x32xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<RNN_FloatTensor>:$outputs,
+                       Variadic<RNN_FloatTensor>:$states);
+  let assemblyFormat = [{
+    (`outputs` `(` $outputs^ `:` type($outputs) `)`)?
+    `states` `(` $states `:` type($states) `)` attr-dict
+  }];
+  let builders = [OpBuilder<(ins), [{
+    $_state.addAttribute(getOperandSegmentSizesAttrName($_state.name),
+                         $_builder.getDenseI32ArrayAttr({0, 0}));
+  }]>];
+  let hasVerifier = 1;
+}
+
+def RNN_ScanOp : RNN_Op<"scan", [
+    AttrSizedOperandSegments, AttrSizedResultSegments,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Applies a cell over sequences";
+  let description = [{
+    Runs the cell `@cell` over the time axis of its input sequences. Each
+    sequence input is `[T, B, I]`, sliced at each step into the cell's `[B, I]`
+    input; `init` gives the initial states and `params` the cell's
+    parameters. The results are one output sequence `[T, B, N]` per step
+    output of the cell, then the final states.
+
+    `reverse` runs the steps from `T - 1` down to `0` (outputs stay at the
+    position of the step that produced them). The optional `lengths` (`[B]`,
+    `i32` or `i64`) give each sequence's valid length: at positions
+    `t >= lengths[b]` row `b`'s state is left unchanged and its outputs are
+    zero, and a reverse scan starts row `b` at `lengths[b] - 1` (PyTorch's
+    packed-sequence semantics). Without `lengths` every row runs all `T`
+    steps.
+
+    A multi-layer network is a chain of scans; a bidirectional one is a
+    forward and a `reverse` scan whose output sequences are concatenated on
+    the feature axis.
+
+    ```mlir
+    %ys, %hT, %cT = rnn.scan @lstm inputs(%xs : tensor<10x?x16xf32>)
+        init(%h0, %c0 : tensor<?x32xf32>, tensor<?x32xf32>)
+        params(%W, %U, %b : tensor<128x16xf32>, tensor<128x32xf32>, tensor<128xf32>)
+        -> outputs(tensor<10x?x32xf32>) states(tensor<?x32xf32>, tensor<?x32xf32>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$cell,
+                       Variadic<RNN_FloatTensor>:$inputs,
+                       Variadic<RNN_FloatTensor>:$init,
+                       Variadic<RNN_FloatTensor>:$params,
+                       Optional<RNN_LengthsTensor>:$lengths,
+                       UnitAttr:$reverse);
+  let results = (outs Variadic<RNN_FloatTensor>:$outputs,
+                      Variadic<RNN_FloatTensor>:$final_states);
+  let assemblyFormat = [{
+    $cell (`reverse` $reverse^)?
+    `inputs` `(` $inputs `:` type($inputs) `)`
+    `init` `(` $init `:` type($init) `)`
+    (`params` `(` $params^ `:` type($params) `)`)?
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)?
+    attr-dict
+    `->` (`outputs` `(` type($outputs)^ `)`)? `states` `(` type($final_states) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+def RNN_StepOp : RNN_Op<"step", [
+    AttrSizedOperandSegments, AttrSizedResultSegments,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Applies a cell for one time step";
+  let description = [{
+    One application of `@cell`: inputs `[B, I]`, current states and
+    parameters in; the step outputs and the new states out, with the types
+    the cell declares (a dynamic batch in the cell may be bound to a static
+    one here).
+
+    ```mlir
+    %y, %h1, %c1 = rnn.step @lstm inputs(%x : tensor<4x16xf32>)
+        states(%h, %c : tensor<4x32xf32>, tensor<4x32xf32>)
+        params(%W, %U, %b : tensor<128x16xf32>, tensor<128x32xf32>, tensor<128xf32>)
+        -> outputs(tensor<4x32xf32>) states(tensor<4x32xf32>, tensor<4x32xf32>)
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$cell,
+                       Variadic<RNN_FloatTensor>:$inputs,
+                       Variadic<RNN_FloatTensor>:$states,
+                       Variadic<RNN_FloatTensor>:$params);
+  let results = (outs Variadic<RNN_FloatTensor>:$outputs,
+                      Variadic<RNN_FloatTensor>:$new_states);
+  let assemblyFormat = [{
+    $cell
+    `inputs` `(` $inputs `:` type($inputs) `)`
+    `states` `(` $states `:` type($states) `)`
+    (`params` `(` $params^ `:` type($params) `)`)?
+    attr-dict
+    `->` (`outputs` `(` type($outputs)^ `)`)? `states` `(` type($new_states) `)`
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+def RNN_MatmulOp : RNN_Op<"matmul", [Pure]> {
+  let summary = "Rows times a weight matrix, PyTorch's [out, in] layout by default";
+  let description = [{
+    `lhs` is `[..., K]` (rows: a `[B, K]` step tensor, or `[T, B, K]` for a
+    projection over a whole sequence). By default `rhs` is `[N, K]`, the
+    `[out, in]` layout of `torch.nn.Linear` and `torch.nn.LSTM` weights, and
+    the result is `lhs · rhsᵀ`, `[..., N]`. With `weight_in_out`, `rhs` is
+    `[K, N]` and the result is `lhs · rhs`.
+
+    Precision: the result element type is the accumulation and output type.
+    It equals the operands' element type, or is `f32` for `f16`/`bf16`
+    operands (storage in half precision, accumulation in single).
+    `allow_tf32` permits TF32 tensor-core arithmetic for `f32` operands (as
+    cuDNN does by default); without it `f32` matmuls are full precision.
+
+    ```mlir
+    %g = rnn.matmul %h, %U : tensor<?x32xf32>, tensor<128x32xf32> -> tensor<?x128xf32>
+    %p = rnn.matmul %xs, %W allow_tf32 : tensor<10x?x16xf32>, tensor<128x16xf32> -> tensor<10x?x128xf32>
+    %q = rnn.matmul %h, %V weight_in_out : tensor<?x32xbf16>, tensor<32x64xbf16> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       UnitAttr:$weight_in_out, UnitAttr:$allow_tf32);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`weight_in_out` $weight_in_out^)? (`allow_tf32` $allow_tf32^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The contraction size K and the output size N, read from the weight.
+    int64_t getContractionSize();
+    int64_t getOutputSize();
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+/// A binary pointwise op under the dialect's broadcasting rule; the result
+/// type is inferred from the operands.
+class RNN_BinaryOp<string mnemonic, string expr, list<Trait> traits = []>
+    : RNN_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
+  let summary = "Elementwise `" # expr # "` with broadcasting";
+  let description = [{
+    Computes `}] # expr # [{` elementwise. The operands share one element
+    type and broadcast under the dialect's rule (trailing alignment; a
+    dimension of 1, or a missing leading one, stretches): a bias `[N]`
+    applies to every row of `[B, N]`, a scalar `tensor<f32>` to every
+    element, a row statistic `[B, 1]` across its row.
+
+    ```mlir
+    %r = rnn.}] # mnemonic # [{ %a, %b : tensor<?x32xf32>, tensor<32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
+def RNN_AddOp : RNN_BinaryOp<"add", "lhs + rhs", [Commutative]> {
+  let hasFolder = 1;
+}
+def RNN_SubOp : RNN_BinaryOp<"sub", "lhs - rhs"> { let hasFolder = 1; }
+def RNN_MulOp : RNN_BinaryOp<"mul", "lhs * rhs", [Commutative]> {
+  let hasFolder = 1;
+}
+def RNN_DivOp : RNN_BinaryOp<"div", "lhs / rhs"> { let hasFolder = 1; }
+def RNN_MaxOp : RNN_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
+def RNN_MinOp : RNN_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
+
+/// A unary pointwise op; the result has the operand's type.
+class RNN_UnaryOp<string mnemonic, string expr, list<Trait> traits = []>
+    : RNN_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
+  let summary = "Elementwise `" # expr # "`";
+  let description = [{
+    Computes `}] # expr # [{` elementwise; the result has the operand's type.
+
+    ```mlir
+    %r = rnn.}] # mnemonic # [{ %a : tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def RNN_NegOp : RNN_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
+def RNN_SigmoidOp : RNN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def RNN_TanhOp : RNN_UnaryOp<"tanh", "tanh(x)">;
+def RNN_ReluOp : RNN_UnaryOp<"relu", "max(x, 0)">;
+def RNN_ExpOp : RNN_UnaryOp<"exp", "exp(x)">;
+def RNN_LogOp : RNN_UnaryOp<"log", "log(x)">;
+def RNN_SqrtOp : RNN_UnaryOp<"sqrt", "sqrt(x)">;
+def RNN_RsqrtOp : RNN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+
+def RNN_ConstantOp : RNN_Op<"constant", [ConstantLike, Pure]> {
+  let summary = "A tensor with every element equal to one number";
+  let description = [{
+    A splat constant. Usually rank 0 (`tensor<f32>`), which broadcasts to
+    any shape; any static shape is allowed.
+
+    ```mlir
+    %one = rnn.constant 1.0 : tensor<f32>
+    %half = rnn.constant 0.5 : tensor<32xbf16>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def RNN_CastOp : RNN_Op<"cast", [Pure]> {
+  let summary = "Converts the element type (f16, bf16, f32, f64)";
+  let description = [{
+    Rounds or extends every element to another float type; the shape is
+    unchanged. Used to keep a cell state in `f32` while the matmul operands
+    are stored in `bf16` or `f16`.
+
+    ```mlir
+    %h16 = rnn.cast %h : tensor<?x32xf32> to tensor<?x32xbf16>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gate split and concatenation
+//===----------------------------------------------------------------------===//
+
+def RNN_SplitOp : RNN_Op<"split", [Pure]> {
+  let summary = "Splits a tensor into consecutive pieces along one axis";
+  let description = [{
+    Cuts `input` into consecutive pieces along `axis` (by default the last,
+    feature axis), one per result; the pieces' sizes along `axis` add up to
+    the input's and every other dimension is unchanged. Gates are usually
+    split into equal pieces (4 of `H` for an LSTM), but sizes may differ.
+
+    ```mlir
+    %i, %f, %g, %o = rnn.split %gates : tensor<?x128xf32>
+        -> tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+    %Wi, %Wr = rnn.split %W axis 0 : tensor<64x16xf32> -> tensor<32x16xf32>, tensor<32x16xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input, OptionalAttr<I64Attr>:$axis);
+  let results = (outs Variadic<RNN_FloatTensor>:$results);
+  let assemblyFormat = [{
+    $input (`axis` $axis^)? attr-dict `:` type($input) `->` type($results)
+  }];
+  let extraClassDeclaration = [{
+    /// The split axis (the last one unless `axis` says otherwise).
+    int64_t getSplitAxis();
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_ConcatOp : RNN_Op<"concat", [Pure]> {
+  let summary = "Concatenates tensors along one axis";
+  let description = [{
+    Joins the operands along `axis` (by default the last, feature axis);
+    every other dimension must agree. Bidirectional layers concatenate their
+    output sequences this way; gate weights stored `[out, in]` are stacked
+    along axis 0.
+
+    ```mlir
+    %y = rnn.concat %fwd, %bwd : tensor<10x?x32xf32>, tensor<10x?x32xf32> -> tensor<10x?x64xf32>
+    %W = rnn.concat %Wi, %Wf axis 0 : tensor<32x16xf32>, tensor<32x16xf32> -> tensor<64x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<RNN_FloatTensor>:$inputs,
+                       OptionalAttr<I64Attr>:$axis);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs (`axis` $axis^)? attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The concatenation axis (the last one unless `axis` says otherwise).
+    int64_t getConcatAxis();
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Row reductions
+//===----------------------------------------------------------------------===//
+
+class RNN_RowReductionOp<string mnemonic, string what>
+    : RNN_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "The " # what # " of each row, keeping the axis as size 1";
+  let description = [{
+    Reduces the last axis of `input` to its }] # what # [{, keeping it as
+    a dimension of size 1 so that the result broadcasts back over the row:
+    `[B, N]` gives `[B, 1]`.
+
+    ```mlir
+    %m = rnn.}] # mnemonic # [{ %x : tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def RNN_ReduceSumOp : RNN_RowReductionOp<"reduce_sum", "sum">;
+def RNN_ReduceMeanOp : RNN_RowReductionOp<"reduce_mean", "mean">;
+def RNN_ReduceMaxOp : RNN_RowReductionOp<"reduce_max", "maximum">;
+
+def RNN_LayerNormOp : RNN_Op<"layer_norm", [Pure, SameOperandsAndResultType]> {
+  let summary = "Normalises each row to zero mean and unit variance";
+  let description = [{
+    `(x - mean(x)) / sqrt(var(x) + epsilon)` over the last axis, with the
+    biased (population) variance, as `torch.nn.LayerNorm` computes it. The
+    learned gain and bias are ordinary `rnn.mul` / `rnn.add` with `[N]`
+    vectors, so a cell may use them or not.
+
+    ```mlir
+    %n = rnn.layer_norm %x {epsilon = 1.0e-05 : f64} : tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // RNN_DIALECT_RNN_IR_RNNOPS_TD

@@ -1,0 +1,31 @@
+# -*- Python -*-
+# lit configuration for the rnn test suite: FileCheck tests of the dialect,
+# the passes and the tools, and the examples/ directory (every example is a
+# test of its own).
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "RNN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rnn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+config.substitutions.append(("%rnn_src_root", config.rnn_src_root))
+config.substitutions.append(("%examples", os.path.join(config.rnn_src_root, "examples")))
+
+# Variables named in CHECK lines must not leak across CHECK-LABEL blocks.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
+tools = ["rnn-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,31 @@
+//===- rnn-opt.cpp - The rnn optimizer driver -----------------------------===//
+//
+// mlir-opt for the rnn dialect: parses, verifies, runs passes and prints.
+// It registers the rnn dialect, the dialects a model function around the
+// cells uses (func, arith, tensor), and only the passes that rnn pipelines
+// run, so that it stays small.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNN/IR/RNNDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  registry.insert<rnn::RNNDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  mlir::registerInlinerPass();
+
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "rnn optimizer driver\n", registry));
+}
