@@ -18,6 +18,7 @@ config.test_exec_root = os.path.join(config.rnn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 
 config.substitutions.append(("%rnn_src_root", config.rnn_src_root))
+config.substitutions.append(("%rnn_obj_root", config.rnn_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.rnn_src_root, "examples")))
 
 # Variables named in CHECK lines must not leak across CHECK-LABEL blocks.

@@ -39,9 +39,9 @@ public:
     }
     if (*first == dim)
       return success();
-    return op->emitOpError() << dimName << " disagrees: " << firstWhere
-                             << " has " << printDim(*first) << " but "
-                             << where << " has " << printDim(dim);
+    return op->emitOpError()
+           << dimName << " disagrees: " << firstWhere << " has "
+           << printDim(*first) << " but " << where << " has " << printDim(dim);
   }
 
 private:
@@ -151,8 +151,8 @@ void CellOp::print(OpAsmPrinter &p) {
   p.printSymbolName(getSymName());
   auto printGroup = [&](StringRef keyword, Block::BlockArgListType args) {
     p << ' ' << keyword << '(';
-    llvm::interleaveComma(args, p,
-                          [&](BlockArgument arg) { p.printRegionArgument(arg); });
+    llvm::interleaveComma(
+        args, p, [&](BlockArgument arg) { p.printRegionArgument(arg); });
     p << ')';
   };
   printGroup("inputs", getInputArgs());
@@ -165,9 +165,8 @@ void CellOp::print(OpAsmPrinter &p) {
     p << ')';
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(),
-      {getSymNameAttrName(), getFunctionTypeAttrName(), getNumInputsAttrName(),
-       getNumStatesAttrName()});
+      (*this)->getAttrs(), {getSymNameAttrName(), getFunctionTypeAttrName(),
+                            getNumInputsAttrName(), getNumStatesAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false,
                 /*printBlockTerminators=*/true);
@@ -254,9 +253,8 @@ LogicalResult YieldOp::verify() {
                          << " declares " << outputTypes.size();
   for (auto [i, value] : llvm::enumerate(getOutputs()))
     if (value.getType() != outputTypes[i])
-      return emitOpError() << "output #" << i << " has type "
-                           << value.getType() << " but cell @"
-                           << cell.getSymName() << " declares "
+      return emitOpError() << "output #" << i << " has type " << value.getType()
+                           << " but cell @" << cell.getSymName() << " declares "
                            << outputTypes[i];
   if (getStates().size() != stateTypes.size())
     return emitOpError() << "yields " << getStates().size()
@@ -331,13 +329,12 @@ static LogicalResult checkGroup(Operation *op, CellOp cell, StringRef what,
 }
 
 /// Parameters are passed exactly as the cell declares them.
-static LogicalResult checkParams(Operation *op, CellOp cell,
-                                 TypeRange actual) {
+static LogicalResult checkParams(Operation *op, CellOp cell, TypeRange actual) {
   ArrayRef<Type> expected = cell.getParamTypes();
   if (actual.size() != expected.size())
-    return op->emitOpError() << "passes " << actual.size()
-                             << " params but cell @" << cell.getSymName()
-                             << " takes " << expected.size();
+    return op->emitOpError()
+           << "passes " << actual.size() << " params but cell @"
+           << cell.getSymName() << " takes " << expected.size();
   for (auto [i, types] : llvm::enumerate(llvm::zip(actual, expected)))
     if (std::get<0>(types) != std::get<1>(types))
       return op->emitOpError()
@@ -349,9 +346,9 @@ static LogicalResult checkParams(Operation *op, CellOp cell,
 
 /// Checks rank and the agreement of batch (and, for sequences, length) over
 /// one operand or result group of an application.
-static LogicalResult checkShapes(Operation *op, StringRef what,
-                                 TypeRange types, unsigned leading,
-                                 DimAgreement &batch, DimAgreement *length) {
+static LogicalResult checkShapes(Operation *op, StringRef what, TypeRange types,
+                                 unsigned leading, DimAgreement &batch,
+                                 DimAgreement *length) {
   for (auto [i, t] : llvm::enumerate(types)) {
     auto tensor = cast<RankedTensorType>(t);
     if (tensor.getRank() != 2 + leading)
@@ -378,18 +375,17 @@ LogicalResult ScanOp::verify() {
                          &length)) ||
       failed(checkShapes(*this, "init", getInit().getTypes(), 0, batch,
                          nullptr)) ||
-      failed(checkShapes(*this, "final state",
-                         getFinalStates().getTypes(), 0, batch, nullptr)))
+      failed(checkShapes(*this, "final state", getFinalStates().getTypes(), 0,
+                         batch, nullptr)))
     return failure();
   if (Value lengths = getLengths())
-    if (failed(batch.check(cast<RankedTensorType>(lengths.getType())
-                               .getDimSize(0),
-                           "lengths")))
+    if (failed(
+            batch.check(cast<RankedTensorType>(lengths.getType()).getDimSize(0),
+                        "lengths")))
       return failure();
   if (getInit().size() != getFinalStates().size())
-    return emitOpError() << "has " << getInit().size()
-                         << " initial states but " << getFinalStates().size()
-                         << " final states";
+    return emitOpError() << "has " << getInit().size() << " initial states but "
+                         << getFinalStates().size() << " final states";
   for (auto [i, types] : llvm::enumerate(
            llvm::zip(getInit().getTypes(), getFinalStates().getTypes())))
     if (std::get<0>(types) != std::get<1>(types))
@@ -404,8 +400,8 @@ LogicalResult ScanOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(cell))
     return failure();
   return failure(
-      failed(checkGroup(*this, *cell, "input", "inputs",
-                        getInputs().getTypes(), cell->getInputTypes(), 1)) ||
+      failed(checkGroup(*this, *cell, "input", "inputs", getInputs().getTypes(),
+                        cell->getInputTypes(), 1)) ||
       failed(checkGroup(*this, *cell, "init", "states", getInit().getTypes(),
                         cell->getStateTypes(), 0)) ||
       failed(checkParams(*this, *cell, getParams().getTypes())) ||
@@ -441,10 +437,10 @@ LogicalResult StepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(cell))
     return failure();
   return failure(
-      failed(checkGroup(*this, *cell, "input", "inputs",
-                        getInputs().getTypes(), cell->getInputTypes(), 0)) ||
-      failed(checkGroup(*this, *cell, "state", "states",
-                        getStates().getTypes(), cell->getStateTypes(), 0)) ||
+      failed(checkGroup(*this, *cell, "input", "inputs", getInputs().getTypes(),
+                        cell->getInputTypes(), 0)) ||
+      failed(checkGroup(*this, *cell, "state", "states", getStates().getTypes(),
+                        cell->getStateTypes(), 0)) ||
       failed(checkParams(*this, *cell, getParams().getTypes())) ||
       failed(checkGroup(*this, *cell, "output", "outputs",
                         getOutputs().getTypes(), cell->getOutputTypes(), 0)));

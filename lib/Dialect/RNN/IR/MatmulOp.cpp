@@ -32,16 +32,16 @@ LogicalResult MatmulOp::verify() {
   if (getContractionSize() != k)
     return emitOpError() << "contraction sizes differ: lhs " << lhs
                          << " has K = " << k << " but rhs " << rhs
-                         << " laid out " << layout << " has K = "
-                         << getContractionSize();
+                         << " laid out " << layout
+                         << " has K = " << getContractionSize();
 
   Type elementType = lhs.getElementType();
   if (rhs.getElementType() != elementType)
     return emitOpError() << "operand element types differ: lhs " << lhs
                          << ", rhs " << rhs;
   Type resultElement = result.getElementType();
-  bool widening = resultElement.isF32() &&
-                  (elementType.isF16() || elementType.isBF16());
+  bool widening =
+      resultElement.isF32() && (elementType.isF16() || elementType.isBF16());
   if (resultElement != elementType && !widening)
     return emitOpError() << "result element type " << resultElement
                          << " must be the operands' " << elementType
@@ -56,7 +56,6 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "result has type " << result << " but " << lhs
                          << " times " << rhs << " laid out " << layout
                          << " gives "
-                         << RankedTensorType::get(expectedShape,
-                                                  resultElement);
+                         << RankedTensorType::get(expectedShape, resultElement);
   return success();
 }

@@ -26,7 +26,7 @@ Operation *RNNDialect::materializeConstant(OpBuilder &builder, Attribute value,
   if (!floatValue || !tensorType || !tensorType.hasStaticShape() ||
       !isa<FloatType>(tensorType.getElementType()))
     return nullptr;
-  return ConstantOp::create(builder, loc, tensorType,
-                            builder.getF64FloatAttr(
-                                floatValue.getValueAsDouble()));
+  return ConstantOp::create(
+      builder, loc, tensorType,
+      builder.getF64FloatAttr(floatValue.getValueAsDouble()));
 }

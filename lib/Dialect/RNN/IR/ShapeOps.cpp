@@ -40,8 +40,8 @@ static LogicalResult verifyPieces(Operation *op, StringRef pieceName,
   if (pieces.empty())
     return op->emitOpError() << "needs at least one " << pieceName;
   if (whole.isDynamicDim(axis))
-    return op->emitOpError() << "axis " << axis << " of " << whole
-                             << " must be static";
+    return op->emitOpError()
+           << "axis " << axis << " of " << whole << " must be static";
   int64_t total = 0;
   for (auto [i, t] : llvm::enumerate(pieces)) {
     auto piece = cast<RankedTensorType>(t);
@@ -52,15 +52,15 @@ static LogicalResult verifyPieces(Operation *op, StringRef pieceName,
              << " in element type, rank or a dimension other than axis "
              << axis;
     if (piece.isDynamicDim(axis))
-      return op->emitOpError() << pieceName << " #" << i << " has type "
-                               << piece << "; axis " << axis
-                               << " must be static";
+      return op->emitOpError()
+             << pieceName << " #" << i << " has type " << piece << "; axis "
+             << axis << " must be static";
     total += piece.getDimSize(axis);
   }
   if (total != whole.getDimSize(axis))
-    return op->emitOpError() << "the " << pieceName << "s add up to " << total
-                             << " along axis " << axis << " but " << whole
-                             << " has " << whole.getDimSize(axis);
+    return op->emitOpError()
+           << "the " << pieceName << "s add up to " << total << " along axis "
+           << axis << " but " << whole << " has " << whole.getDimSize(axis);
   return success();
 }
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Configures (once) and builds the project into build/ (or $RNN_BUILD_DIR).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+LLVM=/usr/lib/llvm-22
+
+"$ROOT/scripts/install-deps.sh"
+
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=$LLVM/bin/clang -DCMAKE_CXX_COMPILER=$LLVM/bin/clang++ \
+    -DLLVM_USE_LINKER=lld \
+    -DMLIR_DIR=$LLVM/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=$LLVM/bin/lit >/dev/null
+fi
+ninja -C "$BUILD" "$@"

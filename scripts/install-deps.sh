@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything the build and the test suite need, and nothing when it
+# is all there already. Safe to run again; run as root (or with sudo).
+set -euo pipefail
+
+APT_PACKAGES=(
+  cmake ninja-build
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  clang-22 lld-22
+)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Regenerates the dialect reference from ODS and copies it into
+# docs/generated/. The test suite fails while the committed copy is stale.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+"$ROOT/scripts/build.sh" mlir-doc
+cp "$BUILD"/docs/Dialects/*.md "$ROOT/docs/generated/"
+echo "updated: $(ls "$ROOT"/docs/generated)"
