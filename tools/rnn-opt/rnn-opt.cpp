@@ -2,15 +2,17 @@
 //
 // mlir-opt for the rnn dialect: parses, verifies, runs passes and prints.
 // It registers the rnn dialect, the dialects a model function around the
-// cells uses (func, arith, tensor), and only the passes that rnn pipelines
-// run, so that it stays small.
+// cells uses (func, arith, tensor; math for fused bodies), the rnn passes and
+// pipelines, and only the generic passes those run, so that it stays small.
 //
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Dialect/RNN/IR/RNNDialect.h"
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -19,12 +21,14 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<rnn::RNNDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::tensor::TensorDialect>();
 
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
+  rnn::registerTransformsPasses();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "rnn optimizer driver\n", registry));

@@ -41,6 +41,9 @@ def RNN_Dialect : Dialect {
     Element types are `f16`, `bf16`, `f32` and `f64`. Feature sizes are
     static; the batch dimension (and the sequence length) may be dynamic.
   }];
+  // The scalar bodies of fused groups (rnn.pointwise) are arith and math.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
   let hasConstantMaterializer = 1;
   let usePropertiesForAttributes = 1;
 }

@@ -103,6 +103,12 @@ def RNN_CellOp : RNN_Op<"cell", [
 
     /// The terminator.
     YieldOp getYield();
+
+    /// The role of the block argument at `index`.
+    bool isInputIndex(uint64_t index) { return index < getNumInputs(); }
+    bool isParamIndex(uint64_t index) {
+      return index >= getNumInputs() + getNumStates();
+    }
   }];
 }
 
@@ -458,5 +464,100 @@ def RNN_LayerNormOp : RNN_Op<"layer_norm", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Fused pointwise groups
+//===----------------------------------------------------------------------===//
+
+def RNN_PointwiseOp : RNN_Op<"pointwise", [
+    Pure, IsolatedFromAbove, SingleBlock,
+    SingleBlockImplicitTerminator<"PointwiseYieldOp">]> {
+  let summary = "A fused group of pointwise ops: one kernel, a scalar body";
+  let description = [{
+    Computes its results elementwise over one iteration space, the `[B, N]`
+    shape that every result has. The body is scalar arithmetic (`arith` and
+    `math` ops) run once per element `(b, j)`; it receives one scalar per
+    *read* and yields one scalar per result.
+
+    A read names an operand and a column offset, `%gates[64]`: at element
+    `(b, j)` it reads the operand at row `b`, column `64 + j`. This is how gate
+    splits become index arithmetic instead of copies: an LSTM's four gates are
+    four reads of one `[B, 4H]` tensor at offsets `0, H, 2H, 3H`. Operands
+    broadcast under the dialect's rule (a bias `[4H]` read at an offset, a
+    row statistic `[B, 1]`, a scalar); a read without `[offset]` is at 0.
+
+    `rnn.row_sum` / `rnn.row_max` in the body reduce a scalar over the whole
+    row `b` of the iteration space, so normalisations fuse too; a lowering
+    evaluates the body in phases around them.
+
+    The op is one kernel per step: counting `rnn.matmul` and `rnn.pointwise`
+    ops in a cell counts its kernels.
+
+    ```mlir
+    %h, %c = rnn.pointwise(%gates[0], %gates[32], %gates[64], %gates[96], %c0)
+        : tensor<?x128xf32>, tensor<?x32xf32> -> tensor<?x32xf32>, tensor<?x32xf32> {
+    ^bb0(%i: f32, %f: f32, %g: f32, %o: f32, %cp: f32):
+      ...
+      rnn.pointwise_yield %hn, %cn : f32, f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<RNN_FloatTensor>:$inputs,
+                       DenseI64ArrayAttr:$read_operands,
+                       DenseI64ArrayAttr:$read_offsets);
+  let results = (outs Variadic<RNN_FloatTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    /// Creates the op with an empty body block, one argument per read.
+    OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                   "::mlir::ValueRange":$inputs,
+                   "::llvm::ArrayRef<int64_t>":$readOperands,
+                   "::llvm::ArrayRef<int64_t>":$readOffsets)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    /// The iteration space: the shape of every result.
+    ::mlir::RankedTensorType getIterationType();
+  }];
+}
+
+def RNN_PointwiseYieldOp : RNN_Op<"pointwise_yield", [
+    Pure, HasParent<"PointwiseOp">, Terminator]> {
+  let summary = "Ends the body of rnn.pointwise: one scalar per result";
+  let description = [{
+    ```mlir
+    rnn.pointwise_yield %h, %c : f32, f32
+    ```
+  }];
+  let arguments = (ins Variadic<RNN_FloatElement>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let builders = [OpBuilder<(ins), [{ /* nothing */ }]>];
+  let hasVerifier = 1;
+}
+
+class RNN_RowScalarReductionOp<string mnemonic, string what>
+    : RNN_Op<mnemonic, [Pure, HasParent<"PointwiseOp">,
+                        SameOperandsAndResultType]> {
+  let summary = "The " # what # " of a scalar over its row, inside rnn.pointwise";
+  let description = [{
+    Inside the scalar body of `rnn.pointwise`: the }] # what # [{ of `value`
+    over every column `j` of the current row `b` of the iteration space. The
+    result is the same for every column of the row.
+
+    ```mlir
+    %s = rnn.}] # mnemonic # [{ %v : f32
+    ```
+  }];
+  let arguments = (ins RNN_FloatElement:$value);
+  let results = (outs RNN_FloatElement:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def RNN_RowSumOp : RNN_RowScalarReductionOp<"row_sum", "sum">;
+def RNN_RowMaxOp : RNN_RowScalarReductionOp<"row_max", "maximum">;
 
 #endif // RNN_DIALECT_RNN_IR_RNNOPS_TD

@@ -1,0 +1,46 @@
+//===- Passes.h - Rewrite passes of the rnn dialect -------------*- C++ -*-===//
+
+#ifndef RNN_DIALECT_RNN_TRANSFORMS_PASSES_H
+#define RNN_DIALECT_RNN_TRANSFORMS_PASSES_H
+
+#include "rnn/Dialect/RNN/IR/RNNOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace rnn {
+
+#define GEN_PASS_DECL
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+
+/// Options of the `rnn-optimize` pipeline.
+struct OptimizePipelineOptions
+    : public mlir::PassPipelineOptions<OptimizePipelineOptions> {
+  Option<bool> concatGateMatmuls{
+      *this, "concat-gate-matmuls",
+      llvm::cl::desc("Merge matmuls that share a left operand"),
+      llvm::cl::init(true)};
+  Option<bool> hoistInputProjection{
+      *this, "hoist-input-projection",
+      llvm::cl::desc("Move input projections out of the time loop"),
+      llvm::cl::init(true)};
+  Option<bool> fusePointwise{
+      *this, "fuse-pointwise",
+      llvm::cl::desc("Fuse each stage's pointwise ops into one rnn.pointwise"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the `rnn-optimize` passes to `pm` (which runs on a module):
+/// concat-gate-matmuls, hoist-input-projection, fuse-pointwise, each followed
+/// by canonicalisation and CSE.
+void buildOptimizePipeline(mlir::OpPassManager &pm,
+                           const OptimizePipelineOptions &options);
+
+/// Registers the passes and the `rnn-optimize` pipeline with the global
+/// registry (for rnn-opt and other tools).
+void registerTransformsPasses();
+
+} // namespace rnn
+
+#endif // RNN_DIALECT_RNN_TRANSFORMS_PASSES_H

@@ -1,0 +1,85 @@
+//===- Passes.td - Rewrite passes of the rnn dialect -------*- tablegen -*-===//
+
+#ifndef RNN_DIALECT_RNN_TRANSFORMS_PASSES_TD
+#define RNN_DIALECT_RNN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConcatGateMatmuls : Pass<"rnn-concat-gate-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Merges a cell's matmuls that share a left operand into one";
+  let description = [{
+    In every cell, matmuls with the same left operand, weight layout,
+    `allow_tf32` and result element type become one matmul over the
+    concatenated weights, followed by an `rnn.split` of its result (a GRU's
+    three gate matmuls `h·U_rᵀ`, `h·U_zᵀ`, `h·U_nᵀ` become `h·[U_r; U_z; U_n]ᵀ`).
+
+    The weights are packed outside the time loop: first every computation in
+    a cell that depends on parameters alone (a concatenation, a split of a
+    weight) moves to each application site (`rnn.scan`, `rnn.step`) and
+    enters the cell as a new parameter; the cell's signature and all its
+    applications change together. A cell whose symbol has users other than
+    `rnn.scan` and `rnn.step` is left alone.
+
+    Matmuls whose left operands differ stay separate, so dependent stages
+    (GRU reset-before's `U_n·(r⊙h)`, MGU, mLSTM) are never merged.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numMatmulsMerged", "matmuls-merged",
+              "Matmuls replaced by a concatenated one">,
+    Statistic<"numConcatenatedMatmuls", "concatenated-matmuls",
+              "Concatenated matmuls created">,
+    Statistic<"numWeightOpsPacked", "weight-ops-packed",
+              "Parameter-only ops moved out of cells">
+  ];
+}
+
+def HoistInputProjection : Pass<"rnn-hoist-input-projection", "::mlir::ModuleOp"> {
+  let summary = "Moves matmuls of the step input out of the time loop";
+  let description = [{
+    Every matmul in a cell whose left operand depends on the per-step inputs
+    alone (never on a state) and whose weight is a parameter moves out of the
+    cell: at each `rnn.scan` it becomes one matmul over the whole input
+    sequence, `[T, B, K] x [N, K] -> [T, B, N]` (all `T·B` rows at once), and
+    the cell receives the projected slice `[B, N]` as a new per-step input.
+    At an `rnn.step` the same matmul runs on the step's input. Inputs that
+    the cell no longer reads are dropped from the cell and its applications.
+
+    Anything that depends on a state stays in the cell. Bias additions stay
+    too: they cost nothing inside the fused pointwise group that follows.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numHoisted", "matmuls-hoisted",
+              "Input projections moved out of cells">
+  ];
+}
+
+def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
+  let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
+  let description = [{
+    Groups the pointwise ops of every cell (arithmetic, activations, casts,
+    constants, gate splits, row reductions and layer normalisation) into one
+    `rnn.pointwise` per stage between dependent matmuls: a group never
+    contains two ops with a matmul between them, so the peephole output gate
+    that reads the new cell state stays in the group that computes it, and a
+    GRU reset-before or an LSTMP keeps its matmul between two groups.
+
+    Gate splits become index arithmetic: a split of a matmul result (or of
+    any value computed outside the group) becomes reads at column offsets,
+    and a split of a value computed inside the group is pushed through the
+    pointwise ops that produce it, so no gate is ever copied. Layer
+    normalisation becomes `rnn.row_sum` reductions inside the scalar body.
+
+    Ops the group cannot express (a concatenation, a row statistic used
+    outside its group) stay as they are.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+  let statistics = [
+    Statistic<"numGroups", "groups", "rnn.pointwise ops created">,
+    Statistic<"numOpsFused", "ops-fused", "Ops moved into rnn.pointwise">
+  ];
+}
+
+#endif // RNN_DIALECT_RNN_TRANSFORMS_PASSES_TD

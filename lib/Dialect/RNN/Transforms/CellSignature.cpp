@@ -1,0 +1,223 @@
+//===- CellSignature.cpp - Editing a cell and its applications ------------===//
+
+#include "CellSignature.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace rnn {
+
+FailureOr<CellSignatureEditor> CellSignatureEditor::create(CellOp cell) {
+  CellSignatureEditor editor(cell);
+  Operation *symbolTable = SymbolTable::getNearestSymbolTable(cell);
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(cell, &symbolTable->getRegion(0));
+  if (!uses)
+    return failure();
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    Operation *user = use.getUser();
+    if (!isa<ScanOp, StepOp>(user))
+      return failure();
+    editor.applications.push_back(user);
+  }
+  for (Operation *op : editor.applications) {
+    Application app{op, {}, {}, {}};
+    if (auto scan = dyn_cast<ScanOp>(op)) {
+      app.inputs.assign(scan.getInputs().begin(), scan.getInputs().end());
+      app.states.assign(scan.getInit().begin(), scan.getInit().end());
+      app.params.assign(scan.getParams().begin(), scan.getParams().end());
+    } else {
+      auto step = cast<StepOp>(op);
+      app.inputs.assign(step.getInputs().begin(), step.getInputs().end());
+      app.states.assign(step.getStates().begin(), step.getStates().end());
+      app.params.assign(step.getParams().begin(), step.getParams().end());
+    }
+    editor.operands.push_back(std::move(app));
+  }
+  return editor;
+}
+
+BlockArgument CellSignatureEditor::appendInput(Type rowType,
+                                               OperandBuilder build) {
+  // Build the operands while the argument numbering is still the old one.
+  for (Application &app : operands) {
+    OpBuilder builder(app.op);
+    app.inputs.push_back(build(builder, app.op));
+  }
+  int64_t numInputs = cell.getNumInputs();
+  BlockArgument arg =
+      cell.getBodyBlock().insertArgument(numInputs, rowType, cell.getLoc());
+  cell.setNumInputs(numInputs + 1);
+  return arg;
+}
+
+BlockArgument CellSignatureEditor::appendParam(Type type,
+                                               OperandBuilder build) {
+  for (Application &app : operands) {
+    OpBuilder builder(app.op);
+    app.params.push_back(build(builder, app.op));
+  }
+  return cell.getBodyBlock().addArgument(type, cell.getLoc());
+}
+
+Value CellSignatureEditor::getOperandFor(Operation *application,
+                                         BlockArgument arg) {
+  for (Application &app : operands) {
+    if (app.op != application)
+      continue;
+    int64_t index = arg.getArgNumber();
+    int64_t numInputs = cell.getNumInputs(), numStates = cell.getNumStates();
+    if (index < numInputs)
+      return app.inputs[index];
+    if (index < numInputs + numStates)
+      return app.states[index - numInputs];
+    return app.params[index - numInputs - numStates];
+  }
+  return {};
+}
+
+void CellSignatureEditor::dropUnusedArguments() {
+  Block &block = cell.getBodyBlock();
+  int64_t numInputs = cell.getNumInputs(), numStates = cell.getNumStates();
+  for (int64_t index = block.getNumArguments() - 1; index >= 0; --index) {
+    bool isInput = index < numInputs;
+    bool isParam = index >= numInputs + numStates;
+    if (!(isInput || isParam) || !block.getArgument(index).use_empty())
+      continue;
+    if (isInput && numInputs == 1)
+      continue; // A scan takes its length from an input: keep one.
+    block.eraseArgument(index);
+    for (Application &app : operands) {
+      if (isInput)
+        app.inputs.erase(app.inputs.begin() + index);
+      else
+        app.params.erase(app.params.begin() + (index - numInputs - numStates));
+    }
+    if (isInput)
+      --numInputs;
+  }
+  cell.setNumInputs(numInputs);
+}
+
+void CellSignatureEditor::commit() {
+  Block &block = cell.getBodyBlock();
+  SmallVector<Type> argTypes(block.getArgumentTypes());
+  cell.setFunctionType(FunctionType::get(
+      cell.getContext(), argTypes, cell.getFunctionType().getResults()));
+
+  for (Application &app : operands) {
+    OpBuilder builder(app.op);
+    Operation *replacement;
+    if (auto scan = dyn_cast<ScanOp>(app.op)) {
+      replacement = ScanOp::create(
+          builder, scan.getLoc(), scan.getOutputs().getTypes(),
+          scan.getFinalStates().getTypes(), scan.getCellAttr(), app.inputs,
+          app.states, app.params, scan.getLengths(), scan.getReverseAttr());
+    } else {
+      auto step = cast<StepOp>(app.op);
+      replacement = StepOp::create(builder, step.getLoc(),
+                                   step.getOutputs().getTypes(),
+                                   step.getNewStates().getTypes(),
+                                   step.getCellAttr(), app.inputs, app.states,
+                                   app.params);
+    }
+    replacement->setDiscardableAttrs(app.op->getDiscardableAttrDictionary());
+    app.op->replaceAllUsesWith(replacement);
+    app.op->erase();
+    app.op = replacement;
+  }
+  for (auto [i, app] : llvm::enumerate(operands))
+    applications[i] = app.op;
+}
+
+bool isParameterOnly(CellOp cell, Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &cell.getBodyBlock() &&
+           cell.isParamIndex(arg.getArgNumber());
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions() != 0 || !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return isParameterOnly(cell, operand);
+  });
+}
+
+/// Collects, in program order, the ops that compute `value` inside the cell
+/// (its backward slice down to block arguments).
+static void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
+  Operation *def = value.getDefiningOp();
+  if (!def || slice.contains(def))
+    return;
+  for (Value operand : def->getOperands())
+    collectSlice(operand, slice);
+  slice.insert(def);
+}
+
+unsigned hoistParameterOnlyOps(CellSignatureEditor &editor) {
+  CellOp cell = editor.getCell();
+  Block &block = cell.getBodyBlock();
+
+  // The frontier: results of parameter-only ops read by ops that are not
+  // (constants stay: they are free and feed folding).
+  SmallVector<Value> frontier;
+  for (Operation &op : block.without_terminator()) {
+    if (matchPattern(&op, m_Constant()) || op.getNumResults() == 0 ||
+        !isParameterOnly(cell, op.getResult(0)))
+      continue;
+    for (Value result : op.getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return user->getNumResults() == 0 ||
+                   !isParameterOnly(cell, user->getResult(0)) ||
+                   matchPattern(user, m_Constant());
+          }))
+        frontier.push_back(result);
+  }
+  if (frontier.empty())
+    return 0;
+
+  llvm::SetVector<Operation *> moved;
+  for (Value value : frontier) {
+    llvm::SetVector<Operation *> slice;
+    collectSlice(value, slice);
+    moved.insert(slice.begin(), slice.end());
+    BlockArgument param = editor.appendParam(
+        value.getType(), [&](OpBuilder &builder, Operation *application) {
+          IRMapping mapping;
+          for (BlockArgument arg : cell.getParamArgs())
+            mapping.map(arg, editor.getOperandFor(application, arg));
+          for (Operation *op : slice)
+            builder.clone(*op, mapping);
+          return mapping.lookup(value);
+        });
+    value.replaceAllUsesWith(param);
+  }
+
+  // What was moved is now dead inside the cell.
+  unsigned erased = eraseDeadOps(
+      block, [&](Operation *op) { return moved.contains(op); });
+  editor.dropUnusedArguments();
+  return erased;
+}
+
+unsigned eraseDeadOps(Block &block,
+                      llvm::function_ref<bool(Operation *)> mayErase) {
+  // Walk a snapshot: erasing while iterating the block in reverse would
+  // invalidate the iterator.
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator())
+    ops.push_back(&op);
+  unsigned erased = 0;
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty() && mayErase(op)) {
+      op->erase();
+      ++erased;
+    }
+  return erased;
+}
+
+} // namespace rnn

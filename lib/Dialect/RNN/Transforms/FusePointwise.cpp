@@ -1,0 +1,461 @@
+//===- FusePointwise.cpp - One rnn.pointwise per stage of a cell ----------===//
+//
+// Groups a cell's pointwise ops by stage and turns each group into one
+// rnn.pointwise with a scalar body.
+//
+// Stages. Every op that is not fusible (a matmul, a concat) starts a new
+// stage: its level is one more than its operands'. A fusible op sits at the
+// level of its operands, then moves as late as its users allow (so that a
+// peephole product of the previous cell state joins the group that reads
+// it). A group is the fusible ops of one level that share leading (batch)
+// dimensions; groups of one level never depend on each other, and a group
+// only depends on matmuls of its own or lower levels.
+//
+// Widths. The group iterates over [B, N], N the narrowest row width in it.
+// A wider value of width k*N (an LSTM's [B, 4H] gates) is carried as k
+// scalars, its pieces at column offsets 0, N, ..., so a split is a choice of
+// pieces and reading a wide tensor computed outside is k reads at offsets:
+// gates are never copied. Row reductions over pieces combine per-piece
+// rnn.row_sum / rnn.row_max.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CellSignature.h"
+
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_FUSEPOINTWISE
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+using namespace rnn;
+
+namespace {
+
+/// Ops that become scalar arithmetic in a group.
+static bool isFusible(Operation *op) {
+  if (auto split = dyn_cast<SplitOp>(op))
+    return split.getSplitAxis() == split.getInput().getType().getRank() - 1;
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp,
+             TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp,
+             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
+}
+
+/// Ops with a rank-0 or splat result that every group re-creates in its own
+/// body instead of reading: constants, and scalar arithmetic on them.
+static bool isInlined(Operation *op) {
+  if (isa<ConstantOp>(op))
+    return true;
+  return isFusible(op) && !isa<SplitOp>(op) &&
+         cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0;
+}
+
+static int64_t lastDim(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getRank() == 0 ? 1 : type.getShape().back();
+}
+
+static SmallVector<int64_t> leadingDims(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 0)
+    return {};
+  return SmallVector<int64_t>(type.getShape().drop_back());
+}
+
+/// A tensor value as the body sees it: one scalar when it broadcasts along
+/// the last axis (width 1), else one scalar per piece of N columns.
+struct Pieces {
+  SmallVector<Value> scalars;
+  bool broadcast = false;
+  Value at(size_t piece) const {
+    return broadcast ? scalars.front() : scalars[piece];
+  }
+};
+
+/// Builds one rnn.pointwise from a group of ops.
+class GroupBuilder {
+public:
+  GroupBuilder(CellOp cell, ArrayRef<Operation *> ops)
+      : cell(cell), ops(ops.begin(), ops.end()) {}
+
+  /// Replaces the group by one rnn.pointwise. Returns failure, changing
+  /// nothing, when the group's widths or outputs do not fit one iteration
+  /// space.
+  LogicalResult build();
+
+private:
+  LogicalResult analyse();
+  Pieces &emit(Value value);
+  Pieces emitOp(Operation *op, unsigned resultIndex);
+  Value scalarConstant(double value, Type type);
+  Value rowReduce(const Pieces &pieces, int64_t width, bool isMax);
+
+  CellOp cell;
+  llvm::SetVector<Operation *> ops;
+  int64_t width = 0;                // N: the iteration width
+  SmallVector<Value> outputs;       // group values read outside the group
+  RankedTensorType iterationType;
+
+  // Body construction.
+  OpBuilder body{cell.getContext()};
+  SmallVector<Value> inputs;
+  SmallVector<int64_t> readOperands, readOffsets;
+  SmallVector<Type> readTypes;
+  DenseMap<Value, Pieces> emitted;
+  DenseMap<Value, int64_t> inputIndex;
+  Block *block = nullptr;
+};
+
+LogicalResult GroupBuilder::analyse() {
+  // The narrowest row width in the group is the iteration width.
+  for (Operation *op : ops)
+    for (Value v : op->getResults())
+      if (lastDim(v) > 1 && (width == 0 || lastDim(v) < width))
+        width = lastDim(v);
+  if (width == 0)
+    return failure();
+  auto fits = [&](Value v) {
+    int64_t w = lastDim(v);
+    return !ShapedType::isDynamic(w) && (w == 1 || w % width == 0);
+  };
+  for (Operation *op : ops) {
+    if (!llvm::all_of(op->getResults(), fits) ||
+        !llvm::all_of(op->getOperands(), fits))
+      return failure();
+    for (Value v : op->getResults())
+      if (llvm::any_of(v.getUsers(),
+                       [&](Operation *user) { return !ops.contains(user); }))
+        outputs.push_back(v);
+  }
+  if (outputs.empty())
+    return failure();
+  auto first = cast<RankedTensorType>(outputs.front().getType());
+  if (first.getRank() < 1 || first.getShape().back() != width)
+    return failure();
+  for (Value v : outputs)
+    if (cast<RankedTensorType>(v.getType()).getShape() != first.getShape())
+      return failure();
+  iterationType = first;
+  return success();
+}
+
+Value GroupBuilder::scalarConstant(double value, Type type) {
+  return arith::ConstantOp::create(body, cell.getLoc(),
+                                   body.getFloatAttr(type, value));
+}
+
+/// The reduction of a value over its whole row, from its pieces.
+Value GroupBuilder::rowReduce(const Pieces &pieces, int64_t valueWidth,
+                              bool isMax) {
+  Location loc = cell.getLoc();
+  if (valueWidth == 1)
+    return pieces.at(0); // A single column: its own sum and maximum.
+  Value total;
+  for (Value piece : pieces.scalars) {
+    Value partial = isMax ? Value(RowMaxOp::create(body, loc, piece))
+                          : Value(RowSumOp::create(body, loc, piece));
+    if (!total)
+      total = partial;
+    else if (isMax)
+      total = arith::MaximumFOp::create(body, loc, total, partial);
+    else
+      total = arith::AddFOp::create(body, loc, total, partial);
+  }
+  return total;
+}
+
+Pieces &GroupBuilder::emit(Value value) {
+  auto it = emitted.find(value);
+  if (it != emitted.end())
+    return it->second;
+
+  Pieces pieces;
+  Operation *def = value.getDefiningOp();
+  if (def && (ops.contains(def) || isInlined(def))) {
+    pieces = emitOp(def, cast<OpResult>(value).getResultNumber());
+  } else {
+    // Read from outside: one read per piece, at its column offset.
+    auto type = cast<RankedTensorType>(value.getType());
+    auto [indexIt, inserted] = inputIndex.try_emplace(value, inputs.size());
+    if (inserted)
+      inputs.push_back(value);
+    int64_t w = lastDim(value);
+    pieces.broadcast = w == 1;
+    for (int64_t offset = 0; offset < (w == 1 ? 1 : w); offset += width) {
+      readOperands.push_back(indexIt->second);
+      readOffsets.push_back(offset);
+      pieces.scalars.push_back(
+          block->addArgument(type.getElementType(), value.getLoc()));
+    }
+  }
+  return emitted[value] = std::move(pieces);
+}
+
+Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
+  Location loc = op->getLoc();
+  Type element =
+      cast<RankedTensorType>(op->getResult(resultIndex).getType())
+          .getElementType();
+  Pieces result;
+
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    result.broadcast = true;
+    result.scalars.push_back(
+        scalarConstant(constant.getValue().convertToDouble(), element));
+    return result;
+  }
+
+  if (auto split = dyn_cast<SplitOp>(op)) {
+    const Pieces &input = emit(split.getInput());
+    int64_t start = 0;
+    for (unsigned i = 0; i < resultIndex; ++i)
+      start += lastDim(split.getResult(i)) / width;
+    int64_t count = lastDim(split.getResult(resultIndex)) / width;
+    for (int64_t p = 0; p < count; ++p)
+      result.scalars.push_back(input.at(start + p));
+    return result;
+  }
+
+  // Row reductions and normalisation: one scalar per row.
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op)) {
+    Value in = op->getOperand(0);
+    const Pieces input = emit(in);
+    int64_t inWidth = lastDim(in);
+    Value count = scalarConstant(static_cast<double>(inWidth), element);
+    if (isa<ReduceMaxOp>(op)) {
+      result.broadcast = true;
+      result.scalars.push_back(rowReduce(input, inWidth, /*isMax=*/true));
+      return result;
+    }
+    Value sum = rowReduce(input, inWidth, /*isMax=*/false);
+    if (isa<ReduceSumOp>(op)) {
+      result.broadcast = true;
+      result.scalars.push_back(sum);
+      return result;
+    }
+    Value mean = inWidth == 1 ? sum : arith::DivFOp::create(body, loc, sum, count);
+    if (isa<ReduceMeanOp>(op)) {
+      result.broadcast = true;
+      result.scalars.push_back(mean);
+      return result;
+    }
+    // Layer normalisation with the biased variance, like torch.
+    auto norm = cast<LayerNormOp>(op);
+    Pieces centred;
+    centred.broadcast = input.broadcast;
+    for (Value x : input.scalars)
+      centred.scalars.push_back(arith::SubFOp::create(body, loc, x, mean));
+    Pieces squares;
+    squares.broadcast = centred.broadcast;
+    for (Value d : centred.scalars)
+      squares.scalars.push_back(arith::MulFOp::create(body, loc, d, d));
+    Value sumSquares = rowReduce(squares, inWidth, /*isMax=*/false);
+    Value variance =
+        inWidth == 1 ? sumSquares
+                     : arith::DivFOp::create(body, loc, sumSquares, count);
+    Value epsilon =
+        scalarConstant(norm.getEpsilon().convertToDouble(), element);
+    Value scale = math::RsqrtOp::create(
+        body, loc, arith::AddFOp::create(body, loc, variance, epsilon));
+    result.broadcast = centred.broadcast;
+    for (Value d : centred.scalars)
+      result.scalars.push_back(arith::MulFOp::create(body, loc, d, scale));
+    return result;
+  }
+
+  // Elementwise ops: piece by piece, broadcast operands reused.
+  SmallVector<Pieces> operands;
+  size_t count = 1;
+  bool broadcast = true;
+  for (Value operand : op->getOperands()) {
+    operands.push_back(emit(operand));
+    if (!operands.back().broadcast) {
+      broadcast = false;
+      count = operands.back().scalars.size();
+    }
+  }
+  result.broadcast = broadcast;
+  for (size_t p = 0; p < count; ++p) {
+    Value a = operands[0].at(p);
+    Value b = operands.size() > 1 ? operands[1].at(p) : Value();
+    Value r;
+    if (isa<AddOp>(op))
+      r = arith::AddFOp::create(body, loc, a, b);
+    else if (isa<SubOp>(op))
+      r = arith::SubFOp::create(body, loc, a, b);
+    else if (isa<MulOp>(op))
+      r = arith::MulFOp::create(body, loc, a, b);
+    else if (isa<DivOp>(op))
+      r = arith::DivFOp::create(body, loc, a, b);
+    else if (isa<MaxOp>(op))
+      r = arith::MaximumFOp::create(body, loc, a, b);
+    else if (isa<MinOp>(op))
+      r = arith::MinimumFOp::create(body, loc, a, b);
+    else if (isa<NegOp>(op))
+      r = arith::NegFOp::create(body, loc, a);
+    else if (isa<SigmoidOp>(op)) {
+      // 1 / (1 + exp(-x))
+      Value one = scalarConstant(1.0, element);
+      Value e = math::ExpOp::create(body, loc, arith::NegFOp::create(body, loc, a));
+      r = arith::DivFOp::create(body, loc, one,
+                                arith::AddFOp::create(body, loc, one, e));
+    } else if (isa<TanhOp>(op))
+      r = math::TanhOp::create(body, loc, a);
+    else if (isa<ReluOp>(op))
+      r = arith::MaximumFOp::create(body, loc, a, scalarConstant(0.0, element));
+    else if (isa<ExpOp>(op))
+      r = math::ExpOp::create(body, loc, a);
+    else if (isa<LogOp>(op))
+      r = math::LogOp::create(body, loc, a);
+    else if (isa<SqrtOp>(op))
+      r = math::SqrtOp::create(body, loc, a);
+    else if (isa<RsqrtOp>(op))
+      r = math::RsqrtOp::create(body, loc, a);
+    else if (isa<CastOp>(op)) {
+      auto from = cast<FloatType>(a.getType());
+      auto to = cast<FloatType>(element);
+      if (from.getWidth() < to.getWidth())
+        r = arith::ExtFOp::create(body, loc, to, a);
+      else
+        r = arith::TruncFOp::create(body, loc, to, a);
+    }
+    assert(r && "every fusible elementwise op has a scalar form");
+    result.scalars.push_back(r);
+  }
+  return result;
+}
+
+LogicalResult GroupBuilder::build() {
+  if (failed(analyse()))
+    return failure();
+
+  // Emit the body into a detached block first: reads are discovered as the
+  // body is built.
+  auto detached = std::make_unique<Block>();
+  block = detached.get();
+  body.setInsertionPointToEnd(block);
+  SmallVector<Value> yielded;
+  SmallVector<Type> resultTypes;
+  for (Value output : outputs) {
+    const Pieces &pieces = emit(output);
+    yielded.push_back(pieces.at(0));
+    resultTypes.push_back(output.getType());
+  }
+
+  // Every read must fit the iteration space.
+  for (auto [operand, offset] : llvm::zip(readOperands, readOffsets)) {
+    auto type = cast<RankedTensorType>(inputs[operand].getType());
+    SmallVector<int64_t> lead(type.getShape());
+    if (!lead.empty())
+      lead.pop_back();
+    SmallVector<int64_t> iterLead(iterationType.getShape().drop_back());
+    // Leading dims must broadcast: equal, 1, or missing.
+    if (lead.size() > iterLead.size())
+      return failure();
+    for (size_t i = 0; i < lead.size(); ++i) {
+      int64_t a = lead[lead.size() - 1 - i];
+      int64_t b = iterLead[iterLead.size() - 1 - i];
+      if (a != b && a != 1)
+        return failure();
+    }
+  }
+
+  OpBuilder builder(cell.getBodyBlock().getTerminator());
+  auto group = PointwiseOp::create(builder, cell.getLoc(), resultTypes, inputs,
+                                   readOperands, readOffsets);
+  Block &groupBlock = group.getBodyBlock();
+  // Move the body over, argument by argument.
+  for (auto [newArg, oldArg] :
+       llvm::zip(groupBlock.getArguments(), block->getArguments()))
+    oldArg.replaceAllUsesWith(newArg);
+  groupBlock.getOperations().splice(groupBlock.end(), block->getOperations());
+  OpBuilder yieldBuilder = OpBuilder::atBlockEnd(&groupBlock);
+  PointwiseYieldOp::create(yieldBuilder, cell.getLoc(), yielded);
+
+  for (auto [output, result] : llvm::zip(outputs, group.getResults()))
+    output.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !ops.contains(use.getOwner());
+    });
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return success();
+}
+
+struct FusePointwisePass
+    : public rnn::impl::FusePointwiseBase<FusePointwisePass> {
+  void runOnOperation() override {
+    for (CellOp cell : getOperation().getOps<CellOp>())
+      fuseCell(cell);
+  }
+
+  void fuseCell(CellOp cell) {
+    Block &block = cell.getBodyBlock();
+    // Earliest levels, in program order.
+    DenseMap<Operation *, int64_t> level;
+    int64_t maxLevel = 0;
+    auto levelOf = [&](Value v) -> int64_t {
+      Operation *def = v.getDefiningOp();
+      return def ? level.lookup(def) : 0;
+    };
+    for (Operation &op : block.without_terminator()) {
+      int64_t l = 0;
+      for (Value operand : op.getOperands())
+        l = std::max(l, levelOf(operand));
+      if (!isFusible(&op) && !isInlined(&op))
+        ++l;
+      level[&op] = l;
+      maxLevel = std::max(maxLevel, l);
+    }
+    // Then as late as the users allow.
+    for (Operation &op : llvm::reverse(block.without_terminator())) {
+      if (!isFusible(&op) || isInlined(&op))
+        continue;
+      int64_t late = maxLevel;
+      for (Operation *user : op.getUsers()) {
+        if (isa<YieldOp>(user))
+          continue;
+        if (isFusible(user) && !isInlined(user))
+          late = std::min(late, level[user]);
+        else
+          late = std::min(late, level[user] - (isInlined(user) ? 0 : 1));
+      }
+      level[&op] = std::max(level[&op], late);
+    }
+
+    // Groups: fusible ops of one level with the same leading dimensions.
+    llvm::MapVector<std::pair<int64_t, SmallVector<int64_t>>,
+                    SmallVector<Operation *>>
+        groups;
+    for (Operation &op : block.without_terminator())
+      if (isFusible(&op) && !isInlined(&op))
+        groups[{level[&op], leadingDims(op.getResult(0))}].push_back(&op);
+
+    bool changed = false;
+    for (auto &[key, ops] : groups) {
+      GroupBuilder builder(cell, ops);
+      if (failed(builder.build()))
+        continue;
+      ++numGroups;
+      numOpsFused += ops.size();
+      changed = true;
+    }
+    if (!changed)
+      return;
+    // Groups were created at the end of the body; order the body again.
+    sortTopologically(&block, block.without_terminator());
+    // Inlined scalars that no group or other op reads any more.
+    eraseDeadOps(block, isInlined);
+  }
+};
+
+} // namespace

@@ -1,0 +1,151 @@
+//===- HoistInputProjection.cpp - Input matmuls over the whole sequence ---===//
+
+#include "CellSignature.h"
+
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_HOISTINPUTPROJECTION
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+using namespace rnn;
+
+namespace {
+
+/// Ops that compute the same thing on a [T, B, N] sequence as on a [B, N]
+/// row when given sequences for their row operands: everything whose axes
+/// count from the end.
+static bool isRankPolymorphic(Operation *op) {
+  if (auto split = dyn_cast<SplitOp>(op))
+    return !split.getAxis() || *split.getAxis() < 0;
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return !concat.getAxis() || *concat.getAxis() < 0;
+  return isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp,
+             SigmoidOp, TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
+             ConstantOp, CastOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+             LayerNormOp>(op);
+}
+
+/// Whether `value` depends on the cell's per-step inputs (and parameters and
+/// constants) alone, through ops that can run over a whole sequence; sets
+/// `readsInput` when an input is among its sources.
+static bool isInputOnly(CellOp cell, Value value, bool &readsInput) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (cell.isInputIndex(arg.getArgNumber())) {
+      readsInput = true;
+      return true;
+    }
+    return cell.isParamIndex(arg.getArgNumber());
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def || !isPure(def) || !isRankPolymorphic(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return isInputOnly(cell, operand, readsInput);
+  });
+}
+
+static void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
+  Operation *def = value.getDefiningOp();
+  if (!def || slice.contains(def))
+    return;
+  for (Value operand : def->getOperands())
+    collectSlice(operand, slice);
+  slice.insert(def);
+}
+
+/// The type `rowType` takes over a sequence like `sequenceType` ([T, B, ...]).
+static RankedTensorType overSequence(Type rowType, Type sequenceType) {
+  auto row = cast<RankedTensorType>(rowType);
+  SmallVector<int64_t> shape{
+      cast<RankedTensorType>(sequenceType).getDimSize(0)};
+  llvm::append_range(shape, row.getShape());
+  return RankedTensorType::get(shape, row.getElementType());
+}
+
+/// Clones the computation of `value` (input-only) before `application`,
+/// reading the application's operands. Before a scan, every value that
+/// depends on an input is computed over the whole sequence.
+static Value cloneOverApplication(CellSignatureEditor &editor,
+                                  OpBuilder &builder, Operation *application,
+                                  Value value) {
+  CellOp cell = editor.getCell();
+  llvm::SetVector<Operation *> slice;
+  collectSlice(value, slice);
+
+  IRMapping mapping;
+  llvm::DenseSet<Value> sequenceValues;
+  Type sequenceType;
+  for (BlockArgument arg : cell.getBodyBlock().getArguments()) {
+    Value operand = editor.getOperandFor(application, arg);
+    if (!operand)
+      continue;
+    mapping.map(arg, operand);
+    if (cell.isInputIndex(arg.getArgNumber())) {
+      sequenceValues.insert(arg);
+      sequenceType = operand.getType();
+    }
+  }
+  bool overSequenceAxis = isa<ScanOp>(application);
+  for (Operation *op : slice) {
+    Operation *clone = builder.clone(*op, mapping);
+    bool dependsOnInput = llvm::any_of(op->getOperands(), [&](Value v) {
+      return sequenceValues.contains(v);
+    });
+    if (!dependsOnInput)
+      continue;
+    for (auto [result, cloned] :
+         llvm::zip(op->getResults(), clone->getResults())) {
+      sequenceValues.insert(result);
+      if (overSequenceAxis)
+        cloned.setType(overSequence(result.getType(), sequenceType));
+    }
+  }
+  return mapping.lookup(value);
+}
+
+struct HoistInputProjectionPass
+    : public rnn::impl::HoistInputProjectionBase<HoistInputProjectionPass> {
+  void runOnOperation() override {
+    SmallVector<CellOp> cells(getOperation().getOps<CellOp>());
+    for (CellOp cell : cells) {
+      FailureOr<CellSignatureEditor> editor = CellSignatureEditor::create(cell);
+      if (failed(editor))
+        continue;
+      // Weights computed from parameters inside the cell become parameters
+      // first, so that every projection's weight is one.
+      hoistParameterOnlyOps(*editor);
+      SmallVector<MatmulOp> projections;
+      for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
+        bool readsInput = false;
+        auto rhs = dyn_cast<BlockArgument>(matmul.getRhs());
+        bool rhsIsParam = rhs && cell.isParamIndex(rhs.getArgNumber());
+        if (rhsIsParam && isInputOnly(cell, matmul.getLhs(), readsInput) &&
+            readsInput)
+          projections.push_back(matmul);
+      }
+      for (MatmulOp matmul : projections) {
+        BlockArgument projected = editor->appendInput(
+            matmul.getType(), [&](OpBuilder &builder, Operation *application) {
+              return cloneOverApplication(*editor, builder, application,
+                                          matmul.getResult());
+            });
+        matmul.getResult().replaceAllUsesWith(projected);
+        ++numHoisted;
+      }
+      // The projections and whatever only fed them are dead in the cell now.
+      eraseDeadOps(cell.getBodyBlock(),
+                   [](Operation *op) { return isPure(op); });
+      editor->dropUnusedArguments();
+      editor->commit();
+    }
+  }
+};
+
+} // namespace

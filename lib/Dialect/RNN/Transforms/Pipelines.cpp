@@ -1,0 +1,45 @@
+//===- Pipelines.cpp - The rnn-optimize pipeline and pass registration ----===//
+
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace rnn {
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+} // namespace
+
+void buildOptimizePipeline(OpPassManager &pm,
+                           const OptimizePipelineOptions &options) {
+  // Canonicalisation first folds what the cell spells out redundantly, so
+  // that each pass sees the simplest form; CSE merges the weight packing of
+  // scans that share parameters.
+  pm.addPass(createCanonicalizerPass());
+  if (options.concatGateMatmuls)
+    pm.addPass(createConcatGateMatmuls());
+  if (options.hoistInputProjection)
+    pm.addPass(createHoistInputProjection());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.fusePointwise)
+    pm.addPass(createFusePointwise());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void registerTransformsPasses() {
+  registerRNNPasses();
+  PassPipelineRegistration<OptimizePipelineOptions>(
+      "rnn-optimize",
+      "Concatenate gate matmuls, hoist input projections out of the time "
+      "loop, fuse each stage's pointwise ops",
+      buildOptimizePipeline);
+}
+
+} // namespace rnn
