@@ -5,5 +5,5 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/build.sh" mlir-doc
-cp "$BUILD"/docs/Dialects/*.md "$ROOT/docs/generated/"
+cp "$BUILD"/docs/Dialects/*.md "$BUILD"/docs/RNNPasses.md "$ROOT/docs/generated/"
 echo "updated: $(ls "$ROOT"/docs/generated)"

@@ -121,3 +121,24 @@ func.func @apply(%xs: tensor<5x?x8xf32>, %h0: tensor<?x6xf32>, %c0: tensor<?x6xf
   %proj = rnn.matmul %xs, %W2 : tensor<5x?x8xf32>, tensor<48x8xf32> -> tensor<5x?x48xf32>
   return %ys, %hT : tensor<5x?x6xf32>, tensor<?x6xf32>
 }
+
+// CHECK-LABEL: func.func @fused_group
+// CHECK: rnn.pointwise(%{{.*}}, %{{.*}}[4], %{{.*}}, %{{.*}}) : tensor<?x8xf32>, tensor<?x1xf32>, tensor<f32> -> tensor<?x4xf32>, tensor<?x4xbf16> {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: rnn.row_sum %{{.*}} : f32
+// CHECK: rnn.row_max %{{.*}} : f32
+// CHECK: rnn.pointwise_yield %{{.*}}, %{{.*}} : f32, bf16
+func.func @fused_group(%g: tensor<?x8xf32>, %s: tensor<?x1xf32>, %k: tensor<f32>) -> (tensor<?x4xf32>, tensor<?x4xbf16>) {
+  %a, %b = rnn.pointwise(%g, %g[4], %s, %k) : tensor<?x8xf32>, tensor<?x1xf32>, tensor<f32> -> tensor<?x4xf32>, tensor<?x4xbf16> {
+  ^bb0(%x: f32, %y: f32, %z: f32, %w: f32):
+    %m = arith.mulf %x, %y : f32
+    %sum = rnn.row_sum %m : f32
+    %max = rnn.row_max %z : f32
+    %t = math.tanh %sum : f32
+    %u = arith.addf %t, %max : f32
+    %v = arith.addf %u, %w : f32
+    %h = arith.truncf %v : f32 to bf16
+    rnn.pointwise_yield %v, %h : f32, bf16
+  }
+  return %a, %b : tensor<?x4xf32>, tensor<?x4xbf16>
+}

@@ -68,8 +68,7 @@ ParseResult PointwiseOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.parseTypeList(resultTypes) ||
       parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
-  if (parser.resolveOperands(operands, operandTypes, typesLoc,
-                             result.operands))
+  if (parser.resolveOperands(operands, operandTypes, typesLoc, result.operands))
     return failure();
   result.addTypes(resultTypes);
   Builder &builder = parser.getBuilder();
@@ -86,12 +85,12 @@ ParseResult PointwiseOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void PointwiseOp::print(OpAsmPrinter &p) {
   p << '(';
-  llvm::interleaveComma(
-      llvm::zip(getReadOperands(), getReadOffsets()), p, [&](auto read) {
-        p << getInputs()[std::get<0>(read)];
-        if (std::get<1>(read) != 0)
-          p << '[' << std::get<1>(read) << ']';
-      });
+  llvm::interleaveComma(llvm::zip(getReadOperands(), getReadOffsets()), p,
+                        [&](auto read) {
+                          p << getInputs()[std::get<0>(read)];
+                          if (std::get<1>(read) != 0)
+                            p << '[' << std::get<1>(read) << ']';
+                        });
   p << ") : ";
   llvm::interleaveComma(getInputs().getTypes(), p);
   p << " -> ";
@@ -138,10 +137,9 @@ LogicalResult PointwiseOp::verify() {
     if (!window.empty() && window.back() != 1) {
       if (ShapedType::isDynamic(window.back()) || offset < 0 ||
           offset + width > window.back())
-        return emitOpError()
-               << "read #" << k << " at offset " << offset << " of " << type
-               << " does not fit " << width << " columns of the iteration space "
-               << iteration;
+        return emitOpError() << "read #" << k << " at offset " << offset
+                             << " of " << type << " does not fit " << width
+                             << " columns of the iteration space " << iteration;
       window.back() = width;
     } else if (offset != 0) {
       return emitOpError() << "read #" << k << " of " << type
@@ -172,17 +170,16 @@ LogicalResult PointwiseOp::verifyRegions() {
             .getElementType();
     if (arg.getType() != expected)
       return emitOpError() << "body argument #" << k << " has type "
-                           << arg.getType() << " but read #" << k
-                           << " yields " << expected;
+                           << arg.getType() << " but read #" << k << " yields "
+                           << expected;
   }
   for (Operation &op : block.without_terminator()) {
     bool scalarArithmetic =
         isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
         isa<RowSumOp, RowMaxOp>(op);
     if (!scalarArithmetic || op.getNumRegions() != 0 ||
-        llvm::any_of(op.getResultTypes(), [](Type t) {
-          return !t.isIntOrIndexOrFloat();
-        }))
+        llvm::any_of(op.getResultTypes(),
+                     [](Type t) { return !t.isIntOrIndexOrFloat(); }))
       return op.emitOpError()
              << "is not scalar arithmetic; the body of rnn.pointwise holds "
                 "arith and math ops on scalars, rnn.row_sum and rnn.row_max";

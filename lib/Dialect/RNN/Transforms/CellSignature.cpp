@@ -107,8 +107,8 @@ void CellSignatureEditor::dropUnusedArguments() {
 void CellSignatureEditor::commit() {
   Block &block = cell.getBodyBlock();
   SmallVector<Type> argTypes(block.getArgumentTypes());
-  cell.setFunctionType(FunctionType::get(
-      cell.getContext(), argTypes, cell.getFunctionType().getResults()));
+  cell.setFunctionType(FunctionType::get(cell.getContext(), argTypes,
+                                         cell.getFunctionType().getResults()));
 
   for (Application &app : operands) {
     OpBuilder builder(app.op);
@@ -120,11 +120,10 @@ void CellSignatureEditor::commit() {
           app.states, app.params, scan.getLengths(), scan.getReverseAttr());
     } else {
       auto step = cast<StepOp>(app.op);
-      replacement = StepOp::create(builder, step.getLoc(),
-                                   step.getOutputs().getTypes(),
-                                   step.getNewStates().getTypes(),
-                                   step.getCellAttr(), app.inputs, app.states,
-                                   app.params);
+      replacement =
+          StepOp::create(builder, step.getLoc(), step.getOutputs().getTypes(),
+                         step.getNewStates().getTypes(), step.getCellAttr(),
+                         app.inputs, app.states, app.params);
     }
     replacement->setDiscardableAttrs(app.op->getDiscardableAttrDictionary());
     app.op->replaceAllUsesWith(replacement);
@@ -180,26 +179,31 @@ unsigned hoistParameterOnlyOps(CellSignatureEditor &editor) {
   if (frontier.empty())
     return 0;
 
+  // One clone of the moved computation per application, shared by all the
+  // frontier values that it computes.
   llvm::SetVector<Operation *> moved;
+  llvm::DenseMap<Operation *, IRMapping> clones;
   for (Value value : frontier) {
     llvm::SetVector<Operation *> slice;
     collectSlice(value, slice);
     moved.insert(slice.begin(), slice.end());
     BlockArgument param = editor.appendParam(
         value.getType(), [&](OpBuilder &builder, Operation *application) {
-          IRMapping mapping;
+          IRMapping &mapping = clones[application];
           for (BlockArgument arg : cell.getParamArgs())
-            mapping.map(arg, editor.getOperandFor(application, arg));
+            if (!mapping.contains(arg))
+              mapping.map(arg, editor.getOperandFor(application, arg));
           for (Operation *op : slice)
-            builder.clone(*op, mapping);
+            if (!mapping.contains(op->getResult(0)))
+              builder.clone(*op, mapping);
           return mapping.lookup(value);
         });
     value.replaceAllUsesWith(param);
   }
 
   // What was moved is now dead inside the cell.
-  unsigned erased = eraseDeadOps(
-      block, [&](Operation *op) { return moved.contains(op); });
+  unsigned erased =
+      eraseDeadOps(block, [&](Operation *op) { return moved.contains(op); });
   editor.dropUnusedArguments();
   return erased;
 }

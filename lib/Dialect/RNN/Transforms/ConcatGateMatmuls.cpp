@@ -25,7 +25,6 @@ struct MergeKey {
   Type resultElement;
   Type weightElement;
   int64_t contraction;
-
 };
 
 static MergeKey keyOf(MatmulOp matmul) {
@@ -66,8 +65,8 @@ static void mergeGroup(CellOp cell, ArrayRef<MatmulOp> group) {
   OpBuilder builder(&cell.getBodyBlock(), cell.getBodyBlock().begin());
   Value packed = ConcatOp::create(
       builder, first.getLoc(),
-      RankedTensorType::get(weightShape, firstWeight.getElementType()),
-      weights, builder.getI64IntegerAttr(weightAxis));
+      RankedTensorType::get(weightShape, firstWeight.getElementType()), weights,
+      builder.getI64IntegerAttr(weightAxis));
 
   builder.setInsertionPoint(first);
   SmallVector<int64_t> resultShape(first.getType().getShape());

@@ -46,9 +46,9 @@ namespace {
 static bool isFusible(Operation *op) {
   if (auto split = dyn_cast<SplitOp>(op))
     return split.getSplitAxis() == split.getInput().getType().getRank() - 1;
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp,
-             TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp,
-             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
+             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, ReduceSumOp,
+             ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
 }
 
 /// Ops with a rank-0 or splat result that every group re-creates in its own
@@ -102,8 +102,8 @@ private:
 
   CellOp cell;
   llvm::SetVector<Operation *> ops;
-  int64_t width = 0;                // N: the iteration width
-  SmallVector<Value> outputs;       // group values read outside the group
+  int64_t width = 0;          // N: the iteration width
+  SmallVector<Value> outputs; // group values read outside the group
   RankedTensorType iterationType;
 
   // Body construction.
@@ -203,9 +203,8 @@ Pieces &GroupBuilder::emit(Value value) {
 
 Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
   Location loc = op->getLoc();
-  Type element =
-      cast<RankedTensorType>(op->getResult(resultIndex).getType())
-          .getElementType();
+  Type element = cast<RankedTensorType>(op->getResult(resultIndex).getType())
+                     .getElementType();
   Pieces result;
 
   if (auto constant = dyn_cast<ConstantOp>(op)) {
@@ -243,7 +242,8 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
       result.scalars.push_back(sum);
       return result;
     }
-    Value mean = inWidth == 1 ? sum : arith::DivFOp::create(body, loc, sum, count);
+    Value mean =
+        inWidth == 1 ? sum : arith::DivFOp::create(body, loc, sum, count);
     if (isa<ReduceMeanOp>(op)) {
       result.broadcast = true;
       result.scalars.push_back(mean);
@@ -260,9 +260,9 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
     for (Value d : centred.scalars)
       squares.scalars.push_back(arith::MulFOp::create(body, loc, d, d));
     Value sumSquares = rowReduce(squares, inWidth, /*isMax=*/false);
-    Value variance =
-        inWidth == 1 ? sumSquares
-                     : arith::DivFOp::create(body, loc, sumSquares, count);
+    Value variance = inWidth == 1
+                         ? sumSquares
+                         : arith::DivFOp::create(body, loc, sumSquares, count);
     Value epsilon =
         scalarConstant(norm.getEpsilon().convertToDouble(), element);
     Value scale = math::RsqrtOp::create(
@@ -306,7 +306,8 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
     else if (isa<SigmoidOp>(op)) {
       // 1 / (1 + exp(-x))
       Value one = scalarConstant(1.0, element);
-      Value e = math::ExpOp::create(body, loc, arith::NegFOp::create(body, loc, a));
+      Value e =
+          math::ExpOp::create(body, loc, arith::NegFOp::create(body, loc, a));
       r = arith::DivFOp::create(body, loc, one,
                                 arith::AddFOp::create(body, loc, one, e));
     } else if (isa<TanhOp>(op))
@@ -383,9 +384,8 @@ LogicalResult GroupBuilder::build() {
   PointwiseYieldOp::create(yieldBuilder, cell.getLoc(), yielded);
 
   for (auto [output, result] : llvm::zip(outputs, group.getResults()))
-    output.replaceUsesWithIf(result, [&](OpOperand &use) {
-      return !ops.contains(use.getOwner());
-    });
+    output.replaceUsesWithIf(
+        result, [&](OpOperand &use) { return !ops.contains(use.getOwner()); });
   for (Operation *op : llvm::reverse(ops))
     op->erase();
   return success();

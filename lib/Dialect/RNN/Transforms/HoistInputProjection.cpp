@@ -60,12 +60,18 @@ static void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
   slice.insert(def);
 }
 
-/// The type `rowType` takes over a sequence like `sequenceType` ([T, B, ...]).
-static RankedTensorType overSequence(Type rowType, Type sequenceType) {
+/// The type a cell's `rowType` ([B, N]) takes at an application whose input
+/// operand has type `operandType`: the application's batch, and over a
+/// sequence ([T, B, I]) the time axis in front.
+static RankedTensorType atApplication(Type rowType, Type operandType,
+                                      bool overSequence) {
   auto row = cast<RankedTensorType>(rowType);
-  SmallVector<int64_t> shape{
-      cast<RankedTensorType>(sequenceType).getDimSize(0)};
-  llvm::append_range(shape, row.getShape());
+  auto operand = cast<RankedTensorType>(operandType);
+  SmallVector<int64_t> shape(row.getShape());
+  if (!shape.empty())
+    shape.front() = operand.getDimSize(overSequence ? 1 : 0);
+  if (overSequence)
+    shape.insert(shape.begin(), operand.getDimSize(0));
   return RankedTensorType::get(shape, row.getElementType());
 }
 
@@ -81,7 +87,7 @@ static Value cloneOverApplication(CellSignatureEditor &editor,
 
   IRMapping mapping;
   llvm::DenseSet<Value> sequenceValues;
-  Type sequenceType;
+  Type inputType;
   for (BlockArgument arg : cell.getBodyBlock().getArguments()) {
     Value operand = editor.getOperandFor(application, arg);
     if (!operand)
@@ -89,22 +95,21 @@ static Value cloneOverApplication(CellSignatureEditor &editor,
     mapping.map(arg, operand);
     if (cell.isInputIndex(arg.getArgNumber())) {
       sequenceValues.insert(arg);
-      sequenceType = operand.getType();
+      inputType = operand.getType();
     }
   }
   bool overSequenceAxis = isa<ScanOp>(application);
   for (Operation *op : slice) {
     Operation *clone = builder.clone(*op, mapping);
-    bool dependsOnInput = llvm::any_of(op->getOperands(), [&](Value v) {
-      return sequenceValues.contains(v);
-    });
+    bool dependsOnInput = llvm::any_of(
+        op->getOperands(), [&](Value v) { return sequenceValues.contains(v); });
     if (!dependsOnInput)
       continue;
     for (auto [result, cloned] :
          llvm::zip(op->getResults(), clone->getResults())) {
       sequenceValues.insert(result);
-      if (overSequenceAxis)
-        cloned.setType(overSequence(result.getType(), sequenceType));
+      cloned.setType(
+          atApplication(result.getType(), inputType, overSequenceAxis));
     }
   }
   return mapping.lookup(value);
