@@ -126,6 +126,15 @@ void CellSignatureEditor::commit() {
                          app.inputs, app.states, app.params);
     }
     replacement->setDiscardableAttrs(app.op->getDiscardableAttrDictionary());
+    // An application may feed another one (a step after a scan): operands
+    // recorded for the others must follow the replacement.
+    for (Application &other : operands)
+      for (SmallVector<Value> *group :
+           {&other.inputs, &other.states, &other.params})
+        for (Value &value : *group)
+          if (value.getDefiningOp() == app.op)
+            value =
+                replacement->getResult(cast<OpResult>(value).getResultNumber());
     app.op->replaceAllUsesWith(replacement);
     app.op->erase();
     app.op = replacement;

@@ -371,6 +371,10 @@ LogicalResult GroupBuilder::build() {
     }
   }
 
+  // The terminator goes into the detached block too, so that moving the
+  // arguments below also updates a yielded read.
+  PointwiseYieldOp::create(body, cell.getLoc(), yielded);
+
   OpBuilder builder(cell.getBodyBlock().getTerminator());
   auto group = PointwiseOp::create(builder, cell.getLoc(), resultTypes, inputs,
                                    readOperands, readOffsets);
@@ -380,8 +384,6 @@ LogicalResult GroupBuilder::build() {
        llvm::zip(groupBlock.getArguments(), block->getArguments()))
     oldArg.replaceAllUsesWith(newArg);
   groupBlock.getOperations().splice(groupBlock.end(), block->getOperations());
-  OpBuilder yieldBuilder = OpBuilder::atBlockEnd(&groupBlock);
-  PointwiseYieldOp::create(yieldBuilder, cell.getLoc(), yielded);
 
   for (auto [output, result] : llvm::zip(outputs, group.getResults()))
     output.replaceUsesWithIf(

@@ -124,3 +124,19 @@ rnn.cell @unfusable_widths inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x3xf32
   %e = rnn.exp %k : tensor<?x2xf32>
   rnn.yield states(%t, %e : tensor<?x3xf32>, tensor<?x2xf32>)
 }
+
+// -----
+
+// A gate passed on unchanged is a read that the group yields as it is.
+// CHECK-LABEL: rnn.cell @passthrough
+// CHECK: %[[G:.*]] = rnn.matmul
+// CHECK: rnn.pointwise(%[[G]], %[[G]][4]) : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x4xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[A]]
+// CHECK-NEXT: rnn.pointwise_yield %[[B]], %[[T]] : f32, f32
+rnn.cell @passthrough inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>, %k: tensor<?x4xf32>) params(%U: tensor<8x4xf32>) {
+  %g = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<8x4xf32> -> tensor<?x8xf32>
+  %a, %b = rnn.split %g : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %a : tensor<?x4xf32>
+  rnn.yield states(%t, %b : tensor<?x4xf32>, tensor<?x4xf32>)
+}

@@ -78,3 +78,25 @@ func.func @run_mixed(%xs: tensor<5x?x4xf32>, %h0: tensor<?x4xf32>, %W: tensor<4x
       params(%W : tensor<4x4xf32>) -> states(tensor<?x4xf32>)
   return %hT : tensor<?x4xf32>
 }
+
+// -----
+
+// A step that reads the final state of a scan of the same cell: both
+// applications change together and the step reads the new scan.
+// CHECK-LABEL: func.func @scan_then_step
+// CHECK: %[[P:.*]] = rnn.matmul %arg0, %arg2 : tensor<5x2x3xf32>
+// CHECK: %[[H:.*]] = rnn.scan @chained inputs(%[[P]] : tensor<5x2x4xf32>)
+// CHECK: %[[Q:.*]] = rnn.matmul %arg3, %arg2 : tensor<2x3xf32>
+// CHECK: rnn.step @chained inputs(%[[Q]] : tensor<2x4xf32>) states(%[[H]] : tensor<2x4xf32>)
+rnn.cell @chained inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>) params(%W: tensor<4x3xf32>) {
+  %wx = rnn.matmul %x, %W : tensor<?x3xf32>, tensor<4x3xf32> -> tensor<?x4xf32>
+  %s = rnn.add %wx, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield states(%s : tensor<?x4xf32>)
+}
+func.func @scan_then_step(%xs: tensor<5x2x3xf32>, %h0: tensor<2x4xf32>, %W: tensor<4x3xf32>, %x: tensor<2x3xf32>) -> tensor<2x4xf32> {
+  %hT = rnn.scan @chained inputs(%xs : tensor<5x2x3xf32>) init(%h0 : tensor<2x4xf32>)
+      params(%W : tensor<4x3xf32>) -> states(tensor<2x4xf32>)
+  %h1 = rnn.step @chained inputs(%x : tensor<2x3xf32>) states(%hT : tensor<2x4xf32>)
+      params(%W : tensor<4x3xf32>) -> states(tensor<2x4xf32>)
+  return %h1 : tensor<2x4xf32>
+}
