@@ -7,7 +7,7 @@
 // CHECK: rnn.sub {{.*}} : tensor<f32>, tensor<?x20xf32>
 // CHECK-LABEL: func.func @cifg_lstm_seq
 
-// LSTM with coupled input and forget gates (CIFG), I = 10, H = 20, T = 7. Not in PyTorch:
+// LSTM with coupled input and forget gates (CIFG), I = 10, H = 20. Not in PyTorch:
 // torch.nn.LSTM's layout with the f rows removed, W [3H, I], U [3H, H], b_W, b_U [3H], rows i, g, o.
 //   [i,g,o] = W x + b_W + U h₋₁ + b_U;  f = 1 − σ(i);  c = f⊙c₋₁ + σ(i)⊙tanh(g);  h = σ(o)⊙tanh(c)
 // Stresses: a gate count other than 4 (three gate blocks per matmul).
@@ -38,13 +38,13 @@ rnn.cell @cifg_lstm inputs(%x: tensor<?x10xf32>)
       states(%h_new, %c_new : tensor<?x20xf32>, tensor<?x20xf32>)
 }
 
-func.func @cifg_lstm_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
+func.func @cifg_lstm_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
                          %W: tensor<60x10xf32>, %U: tensor<60x20xf32>,
                          %b_W: tensor<60xf32>, %b_U: tensor<60xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT, %cT = rnn.scan @cifg_lstm inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT, %cT = rnn.scan @cifg_lstm inputs(%xs : tensor<?x?x10xf32>)
       init(%h0, %c0 : tensor<?x20xf32>, tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U : tensor<60x10xf32>, tensor<60x20xf32>, tensor<60xf32>, tensor<60xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
-  return %ys, %hT, %cT : tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+  return %ys, %hT, %cT : tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
 }

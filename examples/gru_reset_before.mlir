@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func @gru_reset_before_seq
 
 // GRU with the reset gate applied before the recurrent matmul (Cho et al. v3, Keras
-// reset_after=False), I = 10, H = 20, T = 7. Parameters as torch.nn.GRU (r, z, n rows):
+// reset_after=False), I = 10, H = 20. Parameters as torch.nn.GRU (r, z, n rows):
 //   r, z as in gru.mlir;  n = tanh(W_n x + b_Wn + U_n (r⊙h₋₁) + b_Un);  h = (1−z)⊙n + z⊙h₋₁
 // Stresses: U_n's matmul depends on r, two matmul stages per step (U is cut into U_rz and U_n).
 
@@ -45,13 +45,13 @@ rnn.cell @gru_reset_before inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf
   rnn.yield outputs(%h_new : tensor<?x20xf32>) states(%h_new : tensor<?x20xf32>)
 }
 
-func.func @gru_reset_before_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>,
+func.func @gru_reset_before_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>,
                                 %W: tensor<60x10xf32>, %U: tensor<60x20xf32>,
                                 %b_W: tensor<60xf32>, %b_U: tensor<60xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT = rnn.scan @gru_reset_before inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT = rnn.scan @gru_reset_before inputs(%xs : tensor<?x?x10xf32>)
       init(%h0 : tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U : tensor<60x10xf32>, tensor<60x20xf32>, tensor<60xf32>, tensor<60xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
-  return %ys, %hT : tensor<7x?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
+  return %ys, %hT : tensor<?x?x20xf32>, tensor<?x20xf32>
 }

@@ -8,7 +8,7 @@
 // CHECK: rnn.relu {{.*}} : tensor<?x20xf32>
 // CHECK-LABEL: func.func @indrnn_seq
 
-// Independently recurrent network (Li et al. 2018), I = 10, H = 20, T = 7. Not in PyTorch:
+// Independently recurrent network (Li et al. 2018), I = 10, H = 20. Not in PyTorch:
 // W [H, I] as torch.nn.RNN's weight_ih, u [H] the diagonal recurrent weight, b [H].
 //   h = relu(W x + u⊙h₋₁ + b)
 // Stresses: a diagonal (elementwise) recurrence instead of a recurrent matmul.
@@ -24,12 +24,12 @@ rnn.cell @indrnn inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf32>)
   rnn.yield outputs(%h_new : tensor<?x20xf32>) states(%h_new : tensor<?x20xf32>)
 }
 
-func.func @indrnn_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>,
+func.func @indrnn_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>,
                       %W: tensor<20x10xf32>, %u: tensor<20xf32>, %b: tensor<20xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT = rnn.scan @indrnn inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT = rnn.scan @indrnn inputs(%xs : tensor<?x?x10xf32>)
       init(%h0 : tensor<?x20xf32>)
       params(%W, %u, %b : tensor<20x10xf32>, tensor<20xf32>, tensor<20xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
-  return %ys, %hT : tensor<7x?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
+  return %ys, %hT : tensor<?x?x20xf32>, tensor<?x20xf32>
 }

@@ -6,9 +6,9 @@
 // CHECK: rnn.layer_norm {{.*}} : tensor<?x20xf32>
 // CHECK-NOT: rnn.layer_norm
 // CHECK-LABEL: func.func @layernorm_lstm_seq
-// CHECK: rnn.scan @layernorm_lstm {{.*}} -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+// CHECK: rnn.scan @layernorm_lstm {{.*}} -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
 
-// Layer-normalised LSTM (Ba et al. 2016, Haste's LayerNormLSTM), I = 10, H = 20, T = 7.
+// Layer-normalised LSTM (Ba et al. 2016, Haste's LayerNormLSTM), I = 10, H = 20.
 // W, U as torch.nn.LSTM (rows i, f, g, o); one bias b [4H]; each LN has its own gain γ and bias β.
 //   [i,f,g,o] = LN(W x)·γ_x+β_x + LN(U h₋₁)·γ_h+β_h + b;  c = σ(f)⊙c₋₁ + σ(i)⊙tanh(g)
 //   h = σ(o)⊙tanh(LN(c)·γ_c+β_c)
@@ -50,18 +50,18 @@ rnn.cell @layernorm_lstm inputs(%x: tensor<?x10xf32>)
       states(%h_new, %c_new : tensor<?x20xf32>, tensor<?x20xf32>)
 }
 
-func.func @layernorm_lstm_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
+func.func @layernorm_lstm_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
                               %W: tensor<80x10xf32>, %U: tensor<80x20xf32>,
                               %gamma_x: tensor<80xf32>, %beta_x: tensor<80xf32>,
                               %gamma_h: tensor<80xf32>, %beta_h: tensor<80xf32>,
                               %b: tensor<80xf32>,
                               %gamma_c: tensor<20xf32>, %beta_c: tensor<20xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT, %cT = rnn.scan @layernorm_lstm inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT, %cT = rnn.scan @layernorm_lstm inputs(%xs : tensor<?x?x10xf32>)
       init(%h0, %c0 : tensor<?x20xf32>, tensor<?x20xf32>)
       params(%W, %U, %gamma_x, %beta_x, %gamma_h, %beta_h, %b, %gamma_c, %beta_c
              : tensor<80x10xf32>, tensor<80x20xf32>, tensor<80xf32>, tensor<80xf32>,
                tensor<80xf32>, tensor<80xf32>, tensor<80xf32>, tensor<20xf32>, tensor<20xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
-  return %ys, %hT, %cT : tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+  return %ys, %hT, %cT : tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
 }

@@ -6,9 +6,9 @@
 // CHECK: rnn.split {{.*}} : tensor<?x80xf32> -> tensor<?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
 // CHECK-NOT: rnn.matmul
 // CHECK-LABEL: func.func @lstm_seq
-// CHECK: rnn.scan @lstm {{.*}} -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+// CHECK: rnn.scan @lstm {{.*}} -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
 
-// LSTM as torch.nn.LSTM computes it (gates i, f, g, o), I = 10, H = 20, T = 7.
+// LSTM as torch.nn.LSTM computes it (gates i, f, g, o), I = 10, H = 20.
 //   [i,f,g,o] = W x + b_W + U h₋₁ + b_U;  c = σ(f)⊙c₋₁ + σ(i)⊙tanh(g);  h = σ(o)⊙tanh(c)
 // The baseline: one [4H, I] and one [4H, H] matmul, the gates split from their sum.
 
@@ -37,13 +37,13 @@ rnn.cell @lstm inputs(%x: tensor<?x10xf32>)
       states(%h_new, %c_new : tensor<?x20xf32>, tensor<?x20xf32>)
 }
 
-func.func @lstm_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
+func.func @lstm_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
                     %W: tensor<80x10xf32>, %U: tensor<80x20xf32>,
                     %b_W: tensor<80xf32>, %b_U: tensor<80xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT, %cT = rnn.scan @lstm inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT, %cT = rnn.scan @lstm inputs(%xs : tensor<?x?x10xf32>)
       init(%h0, %c0 : tensor<?x20xf32>, tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U : tensor<80x10xf32>, tensor<80x20xf32>, tensor<80xf32>, tensor<80xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
-  return %ys, %hT, %cT : tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+  return %ys, %hT, %cT : tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
 }

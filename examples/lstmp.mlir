@@ -6,9 +6,9 @@
 // CHECK: rnn.matmul {{.*}} : tensor<?x12xf32>, tensor<80x12xf32> -> tensor<?x80xf32>
 // CHECK: rnn.matmul {{.*}} : tensor<?x20xf32>, tensor<12x20xf32> -> tensor<?x12xf32>
 // CHECK-NEXT: rnn.yield outputs({{.*}} : tensor<?x12xf32>) states({{.*}} : tensor<?x12xf32>, tensor<?x20xf32>)
-// CHECK: rnn.scan @lstmp {{.*}} -> outputs(tensor<7x?x12xf32>) states(tensor<?x12xf32>, tensor<?x20xf32>)
+// CHECK: rnn.scan @lstmp {{.*}} -> outputs(tensor<?x?x12xf32>) states(tensor<?x12xf32>, tensor<?x20xf32>)
 
-// LSTM with a projection (torch.nn.LSTM with proj_size), I = 10, H = 20, P = 12, T = 7.
+// LSTM with a projection (torch.nn.LSTM with proj_size), I = 10, H = 20, P = 12.
 //   [i,f,g,o] = W x + b_W + U r₋₁ + b_U;  c = σ(f)⊙c₋₁ + σ(i)⊙tanh(g);  r = W_hr (σ(o)⊙tanh(c))
 // The states are r [B, P] (PyTorch's h) and c [B, H]; U is [4H, P] and W_hr [P, H].
 // Stresses: a matmul after the pointwise stage, on the critical path of the recurrence.
@@ -39,14 +39,14 @@ rnn.cell @lstmp inputs(%x: tensor<?x10xf32>)
       states(%r_new, %c_new : tensor<?x12xf32>, tensor<?x20xf32>)
 }
 
-func.func @lstmp_seq(%xs: tensor<7x?x10xf32>, %r0: tensor<?x12xf32>, %c0: tensor<?x20xf32>,
+func.func @lstmp_seq(%xs: tensor<?x?x10xf32>, %r0: tensor<?x12xf32>, %c0: tensor<?x20xf32>,
                      %W: tensor<80x10xf32>, %U: tensor<80x12xf32>,
                      %b_W: tensor<80xf32>, %b_U: tensor<80xf32>, %W_hr: tensor<12x20xf32>)
-    -> (tensor<7x?x12xf32>, tensor<?x12xf32>, tensor<?x20xf32>) {
-  %ys, %rT, %cT = rnn.scan @lstmp inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x12xf32>, tensor<?x12xf32>, tensor<?x20xf32>) {
+  %ys, %rT, %cT = rnn.scan @lstmp inputs(%xs : tensor<?x?x10xf32>)
       init(%r0, %c0 : tensor<?x12xf32>, tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U, %W_hr
              : tensor<80x10xf32>, tensor<80x12xf32>, tensor<80xf32>, tensor<80xf32>, tensor<12x20xf32>)
-      -> outputs(tensor<7x?x12xf32>) states(tensor<?x12xf32>, tensor<?x20xf32>)
-  return %ys, %rT, %cT : tensor<7x?x12xf32>, tensor<?x12xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x12xf32>) states(tensor<?x12xf32>, tensor<?x20xf32>)
+  return %ys, %rT, %cT : tensor<?x?x12xf32>, tensor<?x12xf32>, tensor<?x20xf32>
 }

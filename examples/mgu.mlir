@@ -8,7 +8,7 @@
 // CHECK-NEXT: rnn.add
 // CHECK-LABEL: func.func @mgu_seq
 
-// Minimal gated unit (Zhou et al. 2016), I = 10, H = 20, T = 7. Not in PyTorch: W [2H, I],
+// Minimal gated unit (Zhou et al. 2016), I = 10, H = 20. Not in PyTorch: W [2H, I],
 // U [2H, H] and b [2H] with rows f, h (one bias, as in the paper); U is cut into U_f and U_h.
 //   f = σ(W_f x + U_f h₋₁ + b_f);  ĥ = tanh(W_h x + U_h (f⊙h₋₁) + b_h);  h = (1−f)⊙h₋₁ + f⊙ĥ
 // Stresses: the second recurrent matmul depends on the gate f (two stages per step).
@@ -37,12 +37,12 @@ rnn.cell @mgu inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf32>)
   rnn.yield outputs(%h_new : tensor<?x20xf32>) states(%h_new : tensor<?x20xf32>)
 }
 
-func.func @mgu_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>,
+func.func @mgu_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>,
                    %W: tensor<40x10xf32>, %U: tensor<40x20xf32>, %b: tensor<40xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT = rnn.scan @mgu inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT = rnn.scan @mgu inputs(%xs : tensor<?x?x10xf32>)
       init(%h0 : tensor<?x20xf32>)
       params(%W, %U, %b : tensor<40x10xf32>, tensor<40x20xf32>, tensor<40xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
-  return %ys, %hT : tensor<7x?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
+  return %ys, %hT : tensor<?x?x20xf32>, tensor<?x20xf32>
 }

@@ -6,9 +6,9 @@
 // CHECK-COUNT-3: rnn.mul {{.*}} : tensor<20xf32>, tensor<?x20xf32>
 // CHECK-NOT: rnn.matmul
 // CHECK-LABEL: func.func @peephole_lstm_seq
-// CHECK: rnn.scan @peephole_lstm {{.*}} -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+// CHECK: rnn.scan @peephole_lstm {{.*}} -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
 
-// Peephole LSTM (Gers & Schmidhuber), I = 10, H = 20, T = 7. Not in PyTorch: W, U, b_W, b_U as
+// Peephole LSTM (Gers & Schmidhuber), I = 10, H = 20. Not in PyTorch: W, U, b_W, b_U as
 // torch.nn.LSTM ([4H, ·], rows i, f, g, o), plus diagonal peephole weights p_i, p_f, p_o [H].
 //   i = σ(W_i x + U_i h₋₁ + b_i + p_i⊙c₋₁);  f likewise with p_f;  g = tanh(W_g x + U_g h₋₁ + b_g)
 //   c = f⊙c₋₁ + i⊙g;  o = σ(W_o x + U_o h₋₁ + b_o + p_o⊙c);  h = o⊙tanh(c)   (b = b_W + b_U)
@@ -46,16 +46,16 @@ rnn.cell @peephole_lstm inputs(%x: tensor<?x10xf32>)
       states(%h_new, %c_new : tensor<?x20xf32>, tensor<?x20xf32>)
 }
 
-func.func @peephole_lstm_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
+func.func @peephole_lstm_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>, %c0: tensor<?x20xf32>,
                              %W: tensor<80x10xf32>, %U: tensor<80x20xf32>,
                              %b_W: tensor<80xf32>, %b_U: tensor<80xf32>,
                              %p_i: tensor<20xf32>, %p_f: tensor<20xf32>, %p_o: tensor<20xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT, %cT = rnn.scan @peephole_lstm inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT, %cT = rnn.scan @peephole_lstm inputs(%xs : tensor<?x?x10xf32>)
       init(%h0, %c0 : tensor<?x20xf32>, tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U, %p_i, %p_f, %p_o
              : tensor<80x10xf32>, tensor<80x20xf32>, tensor<80xf32>, tensor<80xf32>,
                tensor<20xf32>, tensor<20xf32>, tensor<20xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
-  return %ys, %hT, %cT : tensor<7x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>, tensor<?x20xf32>)
+  return %ys, %hT, %cT : tensor<?x?x20xf32>, tensor<?x20xf32>, tensor<?x20xf32>
 }

@@ -6,9 +6,9 @@
 // CHECK-NOT: rnn.matmul
 // CHECK: rnn.tanh {{.*}} : tensor<?x20xf32>
 // CHECK-LABEL: func.func @rnn_tanh_seq
-// CHECK: rnn.scan @rnn_tanh inputs({{.*}} : tensor<7x?x10xf32>) {{.*}} -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
+// CHECK: rnn.scan @rnn_tanh inputs({{.*}} : tensor<?x?x10xf32>) {{.*}} -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
 
-// Elman RNN with tanh (torch.nn.RNN, nonlinearity='tanh'), I = 10, H = 20, T = 7.
+// Elman RNN with tanh (torch.nn.RNN, nonlinearity='tanh'), I = 10, H = 20.
 //   h = tanh(W x + b_W + U h₋₁ + b_U)
 // The smallest cell: one input matmul, one recurrent matmul, one pointwise stage.
 
@@ -25,13 +25,13 @@ rnn.cell @rnn_tanh inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf32>)
   rnn.yield outputs(%h_new : tensor<?x20xf32>) states(%h_new : tensor<?x20xf32>)
 }
 
-func.func @rnn_tanh_seq(%xs: tensor<7x?x10xf32>, %h0: tensor<?x20xf32>,
+func.func @rnn_tanh_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>,
                         %W: tensor<20x10xf32>, %U: tensor<20x20xf32>,
                         %b_W: tensor<20xf32>, %b_U: tensor<20xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT = rnn.scan @rnn_tanh inputs(%xs : tensor<7x?x10xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
+  %ys, %hT = rnn.scan @rnn_tanh inputs(%xs : tensor<?x?x10xf32>)
       init(%h0 : tensor<?x20xf32>)
       params(%W, %U, %b_W, %b_U : tensor<20x10xf32>, tensor<20x20xf32>, tensor<20xf32>, tensor<20xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
-  return %ys, %hT : tensor<7x?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
+  return %ys, %hT : tensor<?x?x20xf32>, tensor<?x20xf32>
 }

@@ -6,9 +6,9 @@
 // CHECK-NOT: rnn.matmul
 // CHECK: rnn.yield outputs({{.*}} : tensor<?x20xf32>) states({{.*}} : tensor<?x20xf32>)
 // CHECK-LABEL: func.func @sru_seq
-// CHECK: rnn.scan @sru inputs({{.*}} : tensor<7x?x20xf32>) init({{.*}} : tensor<?x20xf32>)
+// CHECK: rnn.scan @sru inputs({{.*}} : tensor<?x?x20xf32>) init({{.*}} : tensor<?x20xf32>)
 
-// Simple recurrent unit (Lei et al. 2018), I = H = 20, T = 7. Not in PyTorch: W [3H, I] and
+// Simple recurrent unit (Lei et al. 2018), I = H = 20. Not in PyTorch: W [3H, I] and
 // b [3H] with rows x̃, f, r; v_f, v_r [H] are the diagonal state weights; the only state is c.
 //   [x̃,f,r] = W x + b;  f = σ(f + v_f⊙c₋₁);  r = σ(r + v_r⊙c₋₁)
 //   c = f⊙c₋₁ + (1−f)⊙x̃;  h = r⊙c + (1−r)⊙x
@@ -40,13 +40,13 @@ rnn.cell @sru inputs(%x: tensor<?x20xf32>) states(%c: tensor<?x20xf32>)
   rnn.yield outputs(%h : tensor<?x20xf32>) states(%c_new : tensor<?x20xf32>)
 }
 
-func.func @sru_seq(%xs: tensor<7x?x20xf32>, %c0: tensor<?x20xf32>,
+func.func @sru_seq(%xs: tensor<?x?x20xf32>, %c0: tensor<?x20xf32>,
                    %W: tensor<60x20xf32>, %b: tensor<60xf32>,
                    %v_f: tensor<20xf32>, %v_r: tensor<20xf32>)
-    -> (tensor<7x?x20xf32>, tensor<?x20xf32>) {
-  %hs, %cT = rnn.scan @sru inputs(%xs : tensor<7x?x20xf32>)
+    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
+  %hs, %cT = rnn.scan @sru inputs(%xs : tensor<?x?x20xf32>)
       init(%c0 : tensor<?x20xf32>)
       params(%W, %b, %v_f, %v_r : tensor<60x20xf32>, tensor<60xf32>, tensor<20xf32>, tensor<20xf32>)
-      -> outputs(tensor<7x?x20xf32>) states(tensor<?x20xf32>)
-  return %hs, %cT : tensor<7x?x20xf32>, tensor<?x20xf32>
+      -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
+  return %hs, %cT : tensor<?x?x20xf32>, tensor<?x20xf32>
 }

@@ -7,6 +7,7 @@ APT_PACKAGES=(
   cmake ninja-build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   clang-22 lld-22
+  libopenblas-dev # cblas.h and libopenblas for librnn_runtime's GEMM
 )
 
 missing=()

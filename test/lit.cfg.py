@@ -28,5 +28,5 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
-tools = ["rnn-opt"]
+tools = ["rnn-opt", "rnn-runtime-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -22,6 +22,7 @@
 
 #include "CellSignature.h"
 
+#include "rnn/Dialect/RNN/IR/ScalarSemantics.h"
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -286,50 +287,10 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
   }
   result.broadcast = broadcast;
   for (size_t p = 0; p < count; ++p) {
-    Value a = operands[0].at(p);
-    Value b = operands.size() > 1 ? operands[1].at(p) : Value();
-    Value r;
-    if (isa<AddOp>(op))
-      r = arith::AddFOp::create(body, loc, a, b);
-    else if (isa<SubOp>(op))
-      r = arith::SubFOp::create(body, loc, a, b);
-    else if (isa<MulOp>(op))
-      r = arith::MulFOp::create(body, loc, a, b);
-    else if (isa<DivOp>(op))
-      r = arith::DivFOp::create(body, loc, a, b);
-    else if (isa<MaxOp>(op))
-      r = arith::MaximumFOp::create(body, loc, a, b);
-    else if (isa<MinOp>(op))
-      r = arith::MinimumFOp::create(body, loc, a, b);
-    else if (isa<NegOp>(op))
-      r = arith::NegFOp::create(body, loc, a);
-    else if (isa<SigmoidOp>(op)) {
-      // 1 / (1 + exp(-x))
-      Value one = scalarConstant(1.0, element);
-      Value e =
-          math::ExpOp::create(body, loc, arith::NegFOp::create(body, loc, a));
-      r = arith::DivFOp::create(body, loc, one,
-                                arith::AddFOp::create(body, loc, one, e));
-    } else if (isa<TanhOp>(op))
-      r = math::TanhOp::create(body, loc, a);
-    else if (isa<ReluOp>(op))
-      r = arith::MaximumFOp::create(body, loc, a, scalarConstant(0.0, element));
-    else if (isa<ExpOp>(op))
-      r = math::ExpOp::create(body, loc, a);
-    else if (isa<LogOp>(op))
-      r = math::LogOp::create(body, loc, a);
-    else if (isa<SqrtOp>(op))
-      r = math::SqrtOp::create(body, loc, a);
-    else if (isa<RsqrtOp>(op))
-      r = math::RsqrtOp::create(body, loc, a);
-    else if (isa<CastOp>(op)) {
-      auto from = cast<FloatType>(a.getType());
-      auto to = cast<FloatType>(element);
-      if (from.getWidth() < to.getWidth())
-        r = arith::ExtFOp::create(body, loc, to, a);
-      else
-        r = arith::TruncFOp::create(body, loc, to, a);
-    }
+    SmallVector<Value> scalars;
+    for (const Pieces &operand : operands)
+      scalars.push_back(operand.at(p));
+    Value r = buildScalarElementwise(body, loc, op, scalars, element);
     assert(r && "every fusible elementwise op has a scalar form");
     result.scalars.push_back(r);
   }

@@ -1,0 +1,57 @@
+//===- Compiler.h - From rnn IR to a shared library -------------*- C++ -*-===//
+//
+// The stages of rnn-compile, usable from other tools: optimise, lower to the
+// LLVM dialect, add the entry points and manifest the runtime reads, emit an
+// object with LLVM's TargetMachine, link a shared library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_COMPILER_COMPILER_H
+#define RNN_COMPILER_COMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace rnn {
+
+/// Registers every dialect, interface and translation that compilation
+/// needs.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Registers the upstream passes and pipelines the lowering is written in
+/// (so that the pipeline can also be run by name from rnn-opt).
+void registerCompilerPasses();
+
+/// The textual pass pipeline that lowers optimised rnn IR to the LLVM
+/// dialect on the CPU: the passes of a module pass manager, without the
+/// `builtin.module(...)` around them.
+std::string cpuLoweringPipeline();
+
+/// The manifest that tells the runtime each public function's signature
+/// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes
+/// that the verifiers force equal share one symbol.
+mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp module);
+
+/// Adds, to a module lowered to the LLVM dialect, the `rnn_manifest` global
+/// and one `rnn_call_<name>(void **)` entry per public function.
+mlir::LogicalResult addEntryPoints(mlir::ModuleOp module,
+                                   llvm::StringRef manifest,
+                                   llvm::ArrayRef<std::string> functions);
+
+/// Translates an LLVM-dialect module to LLVM IR and writes an object file
+/// for the host (optimisation level 0-3).
+mlir::LogicalResult emitObject(mlir::ModuleOp module, llvm::StringRef path,
+                               unsigned optLevel, bool emitLLVMIR);
+
+/// Links `object` into the shared library `output` against librnn_runtime in
+/// `runtimeDir`.
+llvm::Error linkSharedLibrary(llvm::StringRef object, llvm::StringRef output,
+                              llvm::StringRef runtimeDir);
+
+} // namespace rnn
+
+#endif // RNN_COMPILER_COMPILER_H

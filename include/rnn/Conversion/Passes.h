@@ -1,0 +1,26 @@
+//===- Passes.h - Lowerings out of the rnn dialect --------------*- C++ -*-===//
+
+#ifndef RNN_CONVERSION_PASSES_H
+#define RNN_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace rnn {
+
+#define GEN_PASS_DECL
+#include "rnn/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "rnn/Conversion/Passes.h.inc"
+
+} // namespace rnn
+
+#endif // RNN_CONVERSION_PASSES_H

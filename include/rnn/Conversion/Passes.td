@@ -1,0 +1,62 @@
+//===- Passes.td - Lowerings out of the rnn dialect --------*- tablegen -*-===//
+
+#ifndef RNN_CONVERSION_PASSES_TD
+#define RNN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lowers scans, steps and cell ops to loops and linalg on tensors";
+  let description = [{
+    Every `rnn.scan` becomes an `scf.for` over the time axis whose body is
+    the cell, inlined; every `rnn.step` becomes the inlined cell. Sequence
+    lengths become per-row selects (a finished row keeps its state and
+    outputs zeros); `reverse` walks the time axis backwards. Then every op of
+    the dialect becomes tensor-level code: pointwise ops and fused
+    `rnn.pointwise` groups become `linalg.generic` (a group with row
+    reductions becomes one generic per phase between its reductions),
+    reductions become reducing `linalg.generic`, splits and concatenations
+    become `tensor` slices, and `rnn.matmul` becomes `linalg.matmul` over
+    the rows (the library GEMM lowering later turns it into a BLAS or cuBLAS
+    call). The cells are erased.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def ConvertMatmulToLibraryGemm
+    : Pass<"convert-matmul-to-library-gemm", "::mlir::ModuleOp"> {
+  let summary = "Turns linalg.matmul on memrefs into calls of a library GEMM";
+  let description = [{
+    The one place where matmuls meet a GEMM library. Each 2-D
+    `linalg.matmul` on memrefs whose operands have a unit inner stride
+    becomes a call
+
+    ```
+    func.call @<function>(ab_dtype, c_dtype, b_layout, m, n, k,
+                          a, lda, b, ldb, c, ldc)
+    ```
+
+    with addresses and leading dimensions read from the memrefs'
+    metadata: `b_layout` is 0 for a weight stored `[N, K]` (PyTorch's
+    layout, `C = A·Bᵀ`) and 1 for `[K, N]`; dtypes use the runtime's
+    `rnn_dtype` codes. The CPU backend names `rnn_cpu_gemm` (OpenBLAS) in
+    `librnn_runtime`; a GPU backend names its cuBLAS entry point.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
+           "The GEMM entry point to call">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+  let statistics = [
+    Statistic<"numCalls", "gemm-calls", "linalg.matmul ops turned into calls">
+  ];
+}
+
+#endif // RNN_CONVERSION_PASSES_TD

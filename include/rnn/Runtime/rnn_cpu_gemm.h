@@ -1,0 +1,55 @@
+/*===- rnn_cpu_gemm.h - The matrix product of compiled CPU models -*- C -*-===*\
+|*                                                                          *|
+|* Code that rnn-compile emits for the CPU does its pointwise work itself    *|
+|* and calls this function (exported by librnn_runtime.so) for every matrix  *|
+|* product, so that the products run in OpenBLAS. It is not meant for       *|
+|* people: arguments are plain integers so that the compiler can emit the   *|
+|* call without knowing any C types.                                        *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef RNN_RUNTIME_RNN_CPU_GEMM_H
+#define RNN_RUNTIME_RNN_CPU_GEMM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Values of rnn_cpu_gemm's b_layout. */
+#define RNN_GEMM_B_NK 0 /* B is n x k (PyTorch's [out, in]): C = A * B^T */
+#define RNN_GEMM_B_KN 1 /* B is k x n: C = A * B */
+
+/* C = A * op(B), overwriting C (C's old contents are never read, so it may
+ * hold anything, NaNs included).
+ *
+ * ab_dtype, c_dtype: rnn_dtype values. Supported pairs: (RNN_F32, RNN_F32)
+ *   and (RNN_F64, RNN_F64), which call cblas_sgemm and cblas_dgemm; and
+ *   (RNN_BF16, RNN_F32), (RNN_F16, RNN_F32), (RNN_BF16, RNN_BF16),
+ *   (RNN_F16, RNN_F16), which widen A and B to f32, call cblas_sgemm and,
+ *   for a 16-bit C, round the f32 product to nearest, ties to even.
+ * a, b, c: addresses of the first elements, as integers.
+ * A is m x k, row-major, with leading dimension lda >= k (in elements).
+ * B is n x k with ldb >= k (RNN_GEMM_B_NK) or k x n with ldb >= n
+ *   (RNN_GEMM_B_KN), row-major.
+ * C is m x n, row-major, with ldc >= n.
+ * m, n and k may be 0: nothing is written when m or n is 0, and C is set to
+ * zeros when k is 0.
+ *
+ * There is no status: the compiler checked the shapes. A call the function
+ * cannot perform (an unsupported dtype pair, a b_layout other than 0 or 1, a
+ * negative size, a leading dimension smaller than its row, a size above
+ * 2^31 - 1 (OpenBLAS's int), or no memory for the 16-bit conversions) leaves
+ * C unspecified and records the reason on the calling thread; when the call
+ * came from a model run by rnn_model_run on that thread, rnn_model_run then
+ * fails with that reason (RNN_ERROR_UNSUPPORTED or RNN_ERROR_INTERNAL). */
+void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                  int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
+                  int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RNN_RUNTIME_RNN_CPU_GEMM_H */

@@ -1,0 +1,60 @@
+//===- EntryPoints.cpp - rnn_call_<name> and rnn_manifest -----------------===//
+//
+// The runtime calls every function the same way, through a pointer array:
+// `rnn_call_<name>(void **descriptors)` forwards descriptor i to argument i
+// of the `_mlir_ciface_<name>` wrapper that the func-to-llvm lowering makes
+// for functions marked `llvm.emit_c_interface`. The manifest is a string
+// global the runtime parses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Compiler/Compiler.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace rnn {
+
+LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
+                             ArrayRef<std::string> functions) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+
+  std::string text = manifest.str();
+  text.push_back('\0');
+  auto arrayType = LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
+                                            text.size());
+  LLVM::GlobalOp::create(builder, loc, arrayType, /*isConstant=*/true,
+                         LLVM::Linkage::External, "rnn_manifest",
+                         builder.getStringAttr(text));
+
+  for (const std::string &name : functions) {
+    auto wrapped =
+        module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
+    if (!wrapped)
+      return module.emitError() << "no C interface was generated for @"
+                                << name;
+    auto entryType = LLVM::LLVMFunctionType::get(
+        LLVM::LLVMVoidType::get(context), {ptr});
+    auto entry = LLVM::LLVMFuncOp::create(builder, loc, "rnn_call_" + name,
+                                          entryType);
+    Block *block = entry.addEntryBlock(builder);
+    OpBuilder body = OpBuilder::atBlockEnd(block);
+    Value argv = block->getArgument(0);
+    SmallVector<Value> descriptors;
+    for (unsigned i = 0, e = wrapped.getNumArguments(); i < e; ++i) {
+      Value slot = LLVM::GEPOp::create(body, loc, ptr, ptr, argv,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      descriptors.push_back(LLVM::LoadOp::create(body, loc, ptr, slot));
+    }
+    LLVM::CallOp::create(body, loc, wrapped, descriptors);
+    LLVM::ReturnOp::create(body, loc, ValueRange{});
+  }
+  return success();
+}
+
+} // namespace rnn

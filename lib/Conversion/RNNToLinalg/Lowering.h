@@ -1,0 +1,65 @@
+//===- Lowering.h - Pieces of the rnn-to-linalg lowering --------*- C++ -*-===//
+
+#ifndef RNN_LIB_CONVERSION_RNNTOLINALG_LOWERING_H
+#define RNN_LIB_CONVERSION_RNNTOLINALG_LOWERING_H
+
+#include "rnn/Dialect/RNN/IR/RNNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Support/LLVM.h"
+
+namespace rnn {
+namespace lowering {
+
+/// The dynamic sizes of `type`, read with tensor.dim from the first of
+/// `sources` whose trailing-aligned dimension is dynamic too (a source whose
+/// aligned size is 1 broadcasts and says nothing).
+mlir::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b,
+                                            mlir::Location loc,
+                                            mlir::RankedTensorType type,
+                                            mlir::ValueRange sources);
+
+/// An empty tensor of `type` whose dynamic sizes come from `sources`.
+mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::RankedTensorType type, mlir::ValueRange sources);
+
+/// The indexing map that reads an operand of `operandType` broadcast to
+/// `resultType` under the dialect's rule (trailing alignment, size-1 axes
+/// read at index 0).
+mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
+                             mlir::RankedTensorType operandType,
+                             mlir::RankedTensorType resultType);
+
+/// A parallel linalg.generic computing `resultType` elementwise from
+/// `inputs` (broadcast), whose scalar body `body` builds.
+using ScalarBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType resultType,
+                        mlir::ValueRange inputs, ScalarBody body);
+
+/// Reduces the last axis of `input` into a [..., 1] tensor: a sum, or a
+/// maximum when `isMax`.
+mlir::Value reduceRows(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, bool isMax);
+
+/// Lowers one op of the dialect (not a cell, scan or step) to tensor-level
+/// code; returns its replacement values.
+mlir::FailureOr<mlir::SmallVector<mlir::Value>>
+lowerOp(mlir::OpBuilder &b, mlir::Operation *op);
+
+/// Lowers an rnn.pointwise group: one linalg.generic per phase between its
+/// row reductions.
+mlir::SmallVector<mlir::Value> lowerPointwiseGroup(mlir::OpBuilder &b,
+                                                   PointwiseOp group);
+
+/// Replaces an rnn.scan by a loop over time around the inlined cell.
+mlir::LogicalResult lowerScan(ScanOp scan, CellOp cell);
+
+/// Replaces an rnn.step by the inlined cell.
+mlir::LogicalResult lowerStep(StepOp step, CellOp cell);
+
+} // namespace lowering
+} // namespace rnn
+
+#endif // RNN_LIB_CONVERSION_RNNTOLINALG_LOWERING_H

@@ -1,0 +1,178 @@
+//===- rnn-compile.cpp - rnn IR to a shared library -----------------------===//
+//
+//   rnn-compile [--target=cpu] [--emit=mlir|llvm|obj|so] [--no-optimize]
+//               [-O0..3] model.mlir -o model.so
+//
+// Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect,
+// emits an object with LLVM's TargetMachine in process and links a shared
+// library against librnn_runtime. Every failure is a message and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Compiler/Compiler.h"
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { MLIR, LLVM, Obj, SO };
+enum class Target { CPU, CUDA };
+} // namespace
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("path"));
+static cl::opt<Target> target(
+    "target", cl::desc("Code generation target"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (OpenBLAS GEMM)"),
+               clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs")));
+static cl::opt<Emit> emit(
+    "emit", cl::desc("The stage to stop at"), cl::init(Emit::SO),
+    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(Emit::Obj, "obj", "an object file"),
+               clEnumValN(Emit::SO, "so", "a shared library (default)")));
+static cl::opt<bool> noOptimize(
+    "no-optimize", cl::desc("Skip the rnn-optimize pipeline"), cl::init(false));
+static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
+                                  cl::Prefix, cl::init(2));
+static cl::opt<std::string> runtimeDir(
+    "runtime-dir",
+    cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
+    cl::value_desc("dir"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "rnn-compile: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "rnn IR to a shared library\n");
+
+  if (target == Target::CUDA)
+    return fail("the cuda target is not available in this build yet; use "
+                "--target=cpu");
+  if (optLevel > 3)
+    return fail("-O" + llvm::Twine(optLevel.getValue()) +
+                " is not an optimisation level (0-3)");
+  bool toStdout = emit == Emit::MLIR || emit == Emit::LLVM;
+  if (outputFile.empty() && !toStdout)
+    return fail("an output file is required (-o model.so)");
+  if (outputFile.empty())
+    outputFile = "-";
+
+  std::string runtime = runtimeDir;
+  if (runtime.empty()) {
+    std::string self = llvm::sys::fs::getMainExecutable(
+        argv[0], reinterpret_cast<void *>(&fail));
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(self));
+    llvm::sys::path::append(dir, "..", "lib");
+    runtime = std::string(dir);
+  }
+  llvm::SmallString<256> realRuntime;
+  if (!llvm::sys::fs::real_path(runtime, realRuntime))
+    runtime = std::string(realRuntime);
+
+  DialectRegistry registry;
+  rnn::registerCompilerDialects(registry);
+  rnn::registerCompilerPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Diagnostics name the op and its location; a dump of the whole module
+  // after each one would bury them.
+  context.printOpOnDiagnostic(false);
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
+  if (!input)
+    return fail("cannot read " + inputFile + ": " + error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return fail("cannot parse " + inputFile + " (see the diagnostics above)");
+  if (failed(verify(*module)))
+    return fail(inputFile + " is not valid rnn IR (see the diagnostics above)");
+
+  // Fail early on an output that cannot be written.
+  if (!toStdout) {
+    std::error_code ec;
+    llvm::ToolOutputFile probe(outputFile, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail("cannot write " + outputFile + ": " + ec.message());
+  }
+
+  if (!noOptimize) {
+    PassManager pm(&context);
+    rnn::buildOptimizePipeline(pm, rnn::OptimizePipelineOptions());
+    if (failed(pm.run(*module)))
+      return fail("rnn-optimize failed");
+  }
+  FailureOr<std::string> manifest = rnn::buildManifest(*module);
+  if (failed(manifest))
+    return fail("the model's signature cannot be described (see above)");
+
+  std::vector<std::string> functions;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    functions.push_back(func.getSymName().str());
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  }
+  if (functions.empty())
+    return fail(inputFile + " has no public func.func to compile");
+
+  PassManager lowering(&context);
+  if (failed(parsePassPipeline(rnn::cpuLoweringPipeline(), lowering)))
+    return fail("internal: the lowering pipeline does not parse");
+  if (failed(lowering.run(*module)))
+    return fail("lowering to the LLVM dialect failed (see above)");
+  if (failed(rnn::addEntryPoints(*module, *manifest, functions)))
+    return fail("cannot add the runtime entry points");
+
+  if (emit == Emit::MLIR) {
+    std::error_code ec;
+    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail("cannot write " + outputFile + ": " + ec.message());
+    module->print(out.os());
+    out.keep();
+    return 0;
+  }
+  if (emit == Emit::LLVM || emit == Emit::Obj)
+    return failed(rnn::emitObject(*module, outputFile, optLevel,
+                                  emit == Emit::LLVM))
+               ? fail("code generation failed")
+               : 0;
+
+  llvm::SmallString<256> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("rnn-model", "o", object))
+    return fail("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover removeObject(object);
+  if (failed(rnn::emitObject(*module, object, optLevel, false)))
+    return fail("code generation failed");
+  if (llvm::Error e = rnn::linkSharedLibrary(object, outputFile, runtime))
+    return fail(llvm::toString(std::move(e)));
+  return 0;
+}
