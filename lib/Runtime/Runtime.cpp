@@ -68,8 +68,18 @@ template <typename Body> static rnn_status guarded(Body body) noexcept {
 // Signatures
 //===----------------------------------------------------------------------===//
 
+/// The value of an enum that came from C, where it may hold any int. Reading
+/// it as the C++ enum would be undefined for values outside the enumerators'
+/// range, so its bytes are read as an int instead.
+template <typename Enum> static int valueOf(const Enum &value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are ints");
+  int bits;
+  memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
 /// The manifest's name of a dtype, or null for a value outside the enum
-/// (which a C caller can pass, so it is switched on as an int).
+/// (which a C caller can pass, so it takes an int).
 static const char *dtypeName(int dtype) {
   switch (dtype) {
   case RNN_F32:
@@ -466,10 +476,11 @@ static rnn_status checkTensor(const Function &function, const TensorSpec &spec,
                     std::to_string(RNN_MAX_RANK) + expects() + "rank " +
                     std::to_string(spec.rank) + " " +
                     specString(function, spec, bound));
-  if (int(tensor.dtype) != int(spec.dtype))
-    return fail(RNN_ERROR_DTYPE_MISMATCH,
-                what() + " has dtype " + dtypeString(tensor.dtype) + expects() +
-                    dtypeName(spec.dtype));
+  int dtype = valueOf(tensor.dtype);
+  if (dtype != int(spec.dtype))
+    return fail(RNN_ERROR_DTYPE_MISMATCH, what() + " has dtype " +
+                                              dtypeString(dtype) + expects() +
+                                              dtypeName(spec.dtype));
   if (tensor.rank != spec.rank)
     return fail(RNN_ERROR_SHAPE_MISMATCH,
                 what() + " has rank " + std::to_string(tensor.rank) + " " +
@@ -839,7 +850,7 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
 const char *rnn_last_error(void) { return lastError.c_str(); }
 
 const char *rnn_status_name(rnn_status status) {
-  switch (int(status)) {
+  switch (valueOf(status)) {
   case RNN_OK:
     return "RNN_OK";
   case RNN_ERROR_INVALID_ARGUMENT:

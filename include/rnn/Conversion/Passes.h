@@ -15,6 +15,12 @@
 
 namespace rnn {
 
+/// Marks the linalg.generic that convert-rnn-to-linalg makes of an
+/// rnn.matmul (a contraction over rows) with its weight layout, 0 for
+/// [N, K] and 1 for [K, N]; convert-matmul-to-library-gemm turns the marked
+/// ops into GEMM calls.
+constexpr llvm::StringLiteral kGemmWeightLayoutAttr = "rnn.gemm_weight_layout";
+
 #define GEN_PASS_DECL
 #include "rnn/Conversion/Passes.h.inc"
 

@@ -16,9 +16,10 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
     `rnn.pointwise` groups become `linalg.generic` (a group with row
     reductions becomes one generic per phase between its reductions),
     reductions become reducing `linalg.generic`, splits and concatenations
-    become `tensor` slices, and `rnn.matmul` becomes `linalg.matmul` over
-    the rows (the library GEMM lowering later turns it into a BLAS or cuBLAS
-    call). The cells are erased.
+    become `tensor` slices, and `rnn.matmul` becomes a contraction over the
+    rows, a `linalg.generic` marked `rnn.gemm_weight_layout` (the library
+    GEMM lowering later turns it into a BLAS or cuBLAS call; left alone it
+    lowers to loops). The cells are erased.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
@@ -29,11 +30,12 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
 
 def ConvertMatmulToLibraryGemm
     : Pass<"convert-matmul-to-library-gemm", "::mlir::ModuleOp"> {
-  let summary = "Turns linalg.matmul on memrefs into calls of a library GEMM";
+  let summary = "Turns matmul contractions on memrefs into library GEMM calls";
   let description = [{
-    The one place where matmuls meet a GEMM library. Each 2-D
-    `linalg.matmul` on memrefs whose operands have a unit inner stride
-    becomes a call
+    The one place where matmuls meet a GEMM library. Each contraction that
+    convert-rnn-to-linalg made of an `rnn.matmul` (a `linalg.generic` marked
+    `rnn.gemm_weight_layout`), once on memrefs whose rows form one matrix
+    (unit inner stride; packed leading dimensions), becomes a call
 
     ```
     func.call @<function>(ab_dtype, c_dtype, b_layout, m, n, k,
@@ -55,7 +57,7 @@ def ConvertMatmulToLibraryGemm
     "::mlir::memref::MemRefDialect"
   ];
   let statistics = [
-    Statistic<"numCalls", "gemm-calls", "linalg.matmul ops turned into calls">
+    Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">
   ];
 }
 

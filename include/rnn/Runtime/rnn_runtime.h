@@ -92,7 +92,10 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
                          rnn_tensor *results, int32_t num_results,
                          void *stream);
 
-/* The message of the last error on this thread ("" if none). */
+/* The message of the last error on this thread ("" if none). A successful
+ * call does not clear it: the message of the last failure stays until the
+ * next failing call on the same thread, and the pointer is valid until then.
+ * Test the status, not the message, to see whether a call failed. */
 const char *rnn_last_error(void);
 
 /* The name of a status code, e.g. "RNN_ERROR_SHAPE_MISMATCH". */

@@ -1,4 +1,4 @@
-//===- MatmulToLibraryGemm.cpp - linalg.matmul to a GEMM library call -----===//
+//===- MatmulToLibraryGemm.cpp - Matmul contractions to GEMM calls --------===//
 
 #include "rnn/Conversion/Passes.h"
 
@@ -30,13 +30,17 @@ static int32_t dtypeCode(Type type) {
   return -1;
 }
 
-/// Whether the rows of `type` are contiguous: a unit stride on the last axis.
-static bool hasUnitInnerStride(MemRefType type) {
+/// Whether the rows of a `[..., C]` memref form one `[M, C]` matrix with a
+/// unit inner stride: any rank-2 strided layout with unit inner stride, or
+/// an identity layout of higher rank.
+static bool isMatrixOfRows(MemRefType type) {
+  if (type.getRank() > 2)
+    return type.getLayout().isIdentity();
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
-  return !strides.empty() && strides.back() == 1;
+  return type.getRank() == 2 && strides.back() == 1;
 }
 
 struct ConvertMatmulToLibraryGemmPass
@@ -46,9 +50,12 @@ struct ConvertMatmulToLibraryGemmPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::MatmulOp> matmuls;
-    module.walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
-    if (matmuls.empty())
+    SmallVector<linalg::GenericOp> contractions;
+    module.walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(rnn::kGemmWeightLayoutAttr))
+        contractions.push_back(op);
+    });
+    if (contractions.empty())
       return;
 
     OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
@@ -62,38 +69,37 @@ struct ConvertMatmulToLibraryGemmPass
       callee.setPrivate();
     }
 
-    for (linalg::MatmulOp matmul : matmuls) {
-      if (!matmul.hasPureBufferSemantics())
+    for (linalg::GenericOp contraction : contractions) {
+      if (!contraction.hasPureBufferSemantics())
         continue;
-      Value a = matmul.getDpsInputs()[0], b = matmul.getDpsInputs()[1];
-      Value c = matmul.getDpsInits()[0];
+      Value a = contraction.getDpsInputs()[0],
+            b = contraction.getDpsInputs()[1];
+      Value c = contraction.getDpsInits()[0];
       auto aType = cast<MemRefType>(a.getType());
       auto bType = cast<MemRefType>(b.getType());
       auto cType = cast<MemRefType>(c.getType());
       int32_t abCode = dtypeCode(aType.getElementType());
       int32_t cCode = dtypeCode(cType.getElementType());
-      if (abCode < 0 || cCode < 0 || bType.getElementType() != aType.getElementType() ||
-          !hasUnitInnerStride(aType) || !hasUnitInnerStride(bType) ||
-          !hasUnitInnerStride(cType))
+      if (abCode < 0 || cCode < 0 ||
+          bType.getElementType() != aType.getElementType() ||
+          !isMatrixOfRows(aType) || !isMatrixOfRows(bType) ||
+          !isMatrixOfRows(cType))
         continue;
-      // B is [N, K] (C = A·Bᵀ) when its map reads (n, k).
-      AffineMap bMap = matmul.getIndexingMapsArray()[1];
-      MLIRContext *context = &getContext();
-      bool bIsNK = bMap == AffineMap::get(3, 0,
-                                          {getAffineDimExpr(1, context),
-                                           getAffineDimExpr(2, context)},
-                                          context);
+      int32_t layout =
+          cast<IntegerAttr>(contraction->getAttr(rnn::kGemmWeightLayoutAttr))
+              .getInt();
 
-      OpBuilder builder(matmul);
-      Location loc = matmul.getLoc();
+      OpBuilder builder(contraction);
+      Location loc = contraction.getLoc();
       auto i64Of = [&](Value index) -> Value {
         return arith::IndexCastOp::create(builder, loc, i64, index);
       };
       auto constantI32 = [&](int32_t v) -> Value {
         return arith::ConstantIntOp::create(builder, loc, v, 32);
       };
-      // The address of a memref's first element and its row stride.
-      auto addressAndStride = [&](Value memref) -> std::pair<Value, Value> {
+      // The address of a memref's first element, and the distance between
+      // its rows (the row length when rows are packed).
+      auto addressAndRowStride = [&](Value memref) -> std::pair<Value, Value> {
         auto type = cast<MemRefType>(memref.getType());
         auto metadata =
             memref::ExtractStridedMetadataOp::create(builder, loc, memref);
@@ -104,19 +110,26 @@ struct ConvertMatmulToLibraryGemmPass
             builder, loc, metadata.getOffset(),
             arith::ConstantIndexOp::create(builder, loc, bytes));
         Value address = arith::AddIOp::create(builder, loc, aligned, offsetBytes);
-        return {i64Of(address), i64Of(metadata.getStrides()[0])};
+        Value rowStride = metadata.getStrides()[type.getRank() - 2];
+        return {i64Of(address), i64Of(rowStride)};
       };
-      auto [aAddr, lda] = addressAndStride(a);
-      auto [bAddr, ldb] = addressAndStride(b);
-      auto [cAddr, ldc] = addressAndStride(c);
-      Value m = i64Of(memref::DimOp::create(builder, loc, a, 0));
-      Value k = i64Of(memref::DimOp::create(builder, loc, a, 1));
-      Value n = i64Of(memref::DimOp::create(builder, loc, c, 1));
+      // M: the product of the leading sizes of A.
+      Value rows = arith::ConstantIndexOp::create(builder, loc, 1);
+      for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
+        rows = arith::MulIOp::create(builder, loc, rows,
+                                     memref::DimOp::create(builder, loc, a, d));
+      auto [aAddr, lda] = addressAndRowStride(a);
+      auto [bAddr, ldb] = addressAndRowStride(b);
+      auto [cAddr, ldc] = addressAndRowStride(c);
+      Value k = i64Of(
+          memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
+      Value n = i64Of(
+          memref::DimOp::create(builder, loc, c, cType.getRank() - 1));
       func::CallOp::create(builder, loc, callee,
                            ValueRange{constantI32(abCode), constantI32(cCode),
-                                      constantI32(bIsNK ? 0 : 1), m, n, k,
+                                      constantI32(layout), i64Of(rows), n, k,
                                       aAddr, lda, bAddr, ldb, cAddr, ldc});
-      matmul.erase();
+      contraction.erase();
       ++numCalls;
     }
   }

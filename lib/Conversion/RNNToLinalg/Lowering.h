@@ -3,6 +3,7 @@
 #ifndef RNN_LIB_CONVERSION_RNNTOLINALG_LOWERING_H
 #define RNN_LIB_CONVERSION_RNNTOLINALG_LOWERING_H
 
+#include "rnn/Conversion/Passes.h"
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
 #include "mlir/IR/Builders.h"

@@ -14,62 +14,58 @@ using namespace mlir;
 namespace rnn {
 namespace lowering {
 
+/// A matmul becomes a contraction over the rows: a linalg.generic with the
+/// leading dimensions and N parallel and K reduced, marked with the weight
+/// layout so that the library-GEMM lowering can turn it into one GEMM call
+/// (all T·B rows of a hoisted projection at once). Unconverted, it lowers to
+/// correct loops.
 static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
   Location loc = matmul.getLoc();
   MLIRContext *context = b.getContext();
   Value lhs = matmul.getLhs();
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
   RankedTensorType resultType = matmul.getType();
-  int64_t rank = lhsType.getRank();
+  int64_t rank = resultType.getRank();
+  Type element = resultType.getElementType();
 
-  // Rows [..., K] become one [M, K] matrix: a whole sequence is one GEMM.
-  if (rank > 2) {
-    SmallVector<ReassociationIndices> reassociation(2);
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      reassociation[0].push_back(d);
-    reassociation[1].push_back(rank - 1);
-    lhs = tensor::CollapseShapeOp::create(b, loc, lhs, reassociation);
-  }
-  auto lhs2d = cast<RankedTensorType>(lhs.getType());
-  auto result2dType = RankedTensorType::get(
-      {lhs2d.getDimSize(0), matmul.getOutputSize()},
-      resultType.getElementType());
-  Value init = emptyLike(b, loc, result2dType, lhs);
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(resultType.getElementType(), 0.0));
-  Value filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
-
-  AffineExpr m = getAffineDimExpr(0, context), n = getAffineDimExpr(1, context),
-             k = getAffineDimExpr(2, context);
+  // Dimensions: the leading ones, then n, then k.
+  SmallVector<AffineExpr> leading;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    leading.push_back(getAffineDimExpr(d, context));
+  AffineExpr n = getAffineDimExpr(rank - 1, context);
+  AffineExpr k = getAffineDimExpr(rank, context);
+  SmallVector<AffineExpr> lhsExprs(leading), outExprs(leading);
+  lhsExprs.push_back(k);
+  outExprs.push_back(n);
   AffineMap weightMap = matmul.getWeightInOut()
-                            ? AffineMap::get(3, 0, {k, n}, context)
-                            : AffineMap::get(3, 0, {n, k}, context);
-  SmallVector<Attribute> maps{
-      AffineMapAttr::get(AffineMap::get(3, 0, {m, k}, context)),
-      AffineMapAttr::get(weightMap),
-      AffineMapAttr::get(AffineMap::get(3, 0, {m, n}, context))};
-  auto product = linalg::MatmulOp::create(
-      b, loc, TypeRange{result2dType}, ValueRange{lhs, matmul.getRhs()},
-      ValueRange{filled},
-      {b.getNamedAttr("indexing_maps", b.getArrayAttr(maps))});
-  Value result = product.getResult(0);
-  if (rank > 2) {
-    SmallVector<ReassociationIndices> reassociation(2);
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      reassociation[0].push_back(d);
-    reassociation[1].push_back(rank - 1);
-    SmallVector<OpFoldResult> outputShape;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (resultType.isDynamicDim(d))
-        outputShape.push_back(
-            tensor::DimOp::create(b, loc, matmul.getLhs(), d).getResult());
-      else
-        outputShape.push_back(b.getIndexAttr(resultType.getDimSize(d)));
-    }
-    result = tensor::ExpandShapeOp::create(b, loc, resultType, result,
-                                           reassociation, outputShape);
-  }
-  return result;
+                            ? AffineMap::get(rank + 1, 0, {k, n}, context)
+                            : AffineMap::get(rank + 1, 0, {n, k}, context);
+  SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, lhsExprs, context),
+                              weightMap,
+                              AffineMap::get(rank + 1, 0, outExprs, context)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+
+  Value init = emptyLike(b, loc, resultType, lhs);
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  Value filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  auto contraction = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, ValueRange{lhs, matmul.getRhs()},
+      ValueRange{filled}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value x = args[0], w = args[1];
+        if (x.getType() != element) {
+          x = arith::ExtFOp::create(nb, l, element, x);
+          w = arith::ExtFOp::create(nb, l, element, w);
+        }
+        Value product = arith::MulFOp::create(nb, l, x, w);
+        linalg::YieldOp::create(nb, l,
+                                Value(arith::AddFOp::create(nb, l, args[2],
+                                                            product)));
+      });
+  contraction->setAttr(kGemmWeightLayoutAttr,
+                       b.getI32IntegerAttr(matmul.getWeightInOut() ? 1 : 0));
+  return contraction.getResult(0);
 }
 
 static Value lowerLayerNorm(OpBuilder &b, LayerNormOp norm) {

@@ -1,0 +1,341 @@
+"""ctypes binding of the rnn runtime's C ABI (include/rnn/Runtime/rnn_runtime.h).
+
+`compile_mlir` runs `rnn-compile` on MLIR text or a .mlir file; `Model` loads the
+shared library it makes and calls its functions on numpy arrays. The runtime
+checks every call (counts, dtypes, ranks, sizes) and errors come back as
+`RNNError`, with the runtime's status code, its name and its message.
+
+Where things are found:
+  * rnn-compile: env RNN_COMPILE, else <repo>/build/bin/rnn-compile;
+  * librnn_runtime.so: env RNN_RUNTIME_LIB, else <repo>/build/lib/librnn_runtime.so;
+where <repo> is two levels above this file's directory (python/rnn/ -> repo).
+"""
+
+import ctypes
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Model", "RNNError", "CompileError", "compile_mlir",
+           "RnnTensor", "load_runtime", "MAX_RANK"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+MAX_RANK = 8  # RNN_MAX_RANK
+
+# rnn_status
+RNN_OK = 0
+
+# rnn_dtype values and their names (the manifest's spelling).
+DTYPE_NAMES = {0: "f32", 1: "f64", 2: "bf16", 3: "f16", 4: "i32", 5: "i64"}
+DTYPE_CODES = {name: code for code, name in DTYPE_NAMES.items()}
+# numpy dtypes of the rnn dtypes numpy has (bf16 has none).
+_NUMPY_DTYPES = {
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+}
+# A dtype code outside rnn_dtype, passed for numpy dtypes the ABI has no code
+# for, so that the runtime reports them as RNN_ERROR_DTYPE_MISMATCH.
+_UNKNOWN_DTYPE_CODE = 0x7FFF
+
+
+class RNNError(Exception):
+    """A failed runtime call: `status` (int), `status_name`, `message`."""
+
+    def __init__(self, status, status_name, message):
+        self.status = int(status)
+        self.status_name = status_name
+        self.message = message
+        super().__init__(status, status_name, message)
+
+    def __str__(self):
+        return f"{self.status_name}: {self.message}"
+
+
+class CompileError(Exception):
+    """rnn-compile failed (or could not be found); `stderr` holds its output."""
+
+    def __init__(self, message, stderr="", returncode=None, command=None):
+        self.stderr = stderr
+        self.returncode = returncode
+        self.command = command
+        super().__init__(message)
+
+
+class RnnTensor(ctypes.Structure):
+    """struct rnn_tensor."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),  # rnn_dtype, a C enum
+        ("rank", ctypes.c_int32),
+        ("shape", ctypes.c_int64 * MAX_RANK),
+    ]
+
+
+_runtime = None
+_runtime_lock = threading.Lock()
+
+
+def _runtime_path():
+    env = os.environ.get("RNN_RUNTIME_LIB")
+    if env:
+        return env
+    return str(REPO_ROOT / "build" / "lib" / "librnn_runtime.so")
+
+
+def load_runtime():
+    """The librnn_runtime ctypes.CDLL (loaded once, with its prototypes set)."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is not None:
+            return _runtime
+        path = _runtime_path()
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise OSError(f"cannot load the rnn runtime {path!r} (set RNN_RUNTIME_LIB): {e}") from e
+        vp, cp, i32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32
+        status = ctypes.c_int
+        tensor_p = ctypes.POINTER(RnnTensor)
+        protos = {
+            "rnn_model_load": (status, [cp, ctypes.POINTER(vp)]),
+            "rnn_model_unload": (None, [vp]),
+            "rnn_model_num_functions": (i32, [vp]),
+            "rnn_model_function_name": (cp, [vp, i32]),
+            "rnn_model_signature": (status, [vp, cp, ctypes.POINTER(i32), ctypes.POINTER(i32)]),
+            "rnn_model_arg_info": (status, [vp, cp, i32, tensor_p]),
+            "rnn_model_result_info": (status, [vp, cp, i32, tensor_p]),
+            "rnn_model_result_shapes": (status, [vp, cp, tensor_p, i32, tensor_p, i32]),
+            "rnn_model_run": (status, [vp, cp, tensor_p, i32, tensor_p, i32, vp]),
+            "rnn_last_error": (cp, []),
+            "rnn_status_name": (cp, [status]),
+        }
+        for fname, (restype, argtypes) in protos.items():
+            fn = getattr(lib, fname)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        _runtime = lib
+        return lib
+
+
+def _decode(b):
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
+def _error(lib, status):
+    return RNNError(status, _decode(lib.rnn_status_name(status)), _decode(lib.rnn_last_error()))
+
+
+def _check(lib, status):
+    if status != RNN_OK:
+        raise _error(lib, status)
+
+
+def _numpy_dtype(name):
+    if name == "bf16":
+        raise TypeError("bf16 tensors are not supported: numpy has no bfloat16 dtype")
+    try:
+        return _NUMPY_DTYPES[name]
+    except KeyError:
+        raise TypeError(f"unknown rnn dtype {name!r}") from None
+
+
+def _dtype_code(dtype):
+    for name, npdt in _NUMPY_DTYPES.items():
+        if dtype == npdt:
+            return DTYPE_CODES[name]
+    return _UNKNOWN_DTYPE_CODE
+
+
+def _tensor_info(t):
+    """(dtype_str, shape_tuple) of a filled rnn_tensor; -1 sizes read as None."""
+    rank = int(t.rank)
+    shape = tuple(None if s < 0 else int(s) for s in t.shape[: max(0, min(rank, MAX_RANK))])
+    return DTYPE_NAMES.get(int(t.dtype), f"<dtype {int(t.dtype)}>"), shape
+
+
+def _as_arrays(arrays):
+    # C-contiguous, dtype kept; order='C' (unlike np.ascontiguousarray) keeps 0-d arrays 0-d.
+    return [np.asarray(a, order="C") for a in arrays]
+
+
+def _arg_tensors(arrays):
+    tensors = (RnnTensor * max(1, len(arrays)))()
+    for t, a in zip(tensors, arrays):
+        t.data = a.ctypes.data if a.size else None
+        t.dtype = _dtype_code(a.dtype)
+        t.rank = a.ndim
+        for d, s in enumerate(a.shape[:MAX_RANK]):
+            t.shape[d] = s
+    return tensors
+
+
+class Model:
+    """A model compiled by rnn-compile, loaded through librnn_runtime."""
+
+    def __init__(self, path):
+        self._handle = None
+        self._lib = load_runtime()
+        self.path = os.fspath(path)
+        handle = ctypes.c_void_p()
+        _check(self._lib, self._lib.rnn_model_load(self.path.encode(), ctypes.byref(handle)))
+        self._handle = handle
+        n = self._lib.rnn_model_num_functions(handle)
+        self.functions = [_decode(self._lib.rnn_model_function_name(handle, i)) for i in range(n)]
+        self._signatures = {}
+
+    # -- lifetime --------------------------------------------------------------------------
+
+    def close(self):
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None:
+            lib = getattr(self, "_lib", None)
+            if lib is not None:
+                lib.rnn_model_unload(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def handle(self):
+        """The rnn_model* (a ctypes.c_void_p), for calling the C API directly; None once closed."""
+        return self._handle
+
+    def _live(self):
+        if self._handle is None:
+            raise ValueError(f"model {self.path!r} is closed")
+        return self._handle
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else ", ".join(self.functions)
+        return f"<rnn.Model {self.path!r}: {state}>"
+
+    # -- signatures ------------------------------------------------------------------------
+
+    def _counts(self, name):
+        handle = self._live()
+        nargs, nres = ctypes.c_int32(), ctypes.c_int32()
+        _check(self._lib, self._lib.rnn_model_signature(
+            handle, name.encode(), ctypes.byref(nargs), ctypes.byref(nres)))
+        return nargs.value, nres.value
+
+    def signature(self, name):
+        """(args, results) of function `name`: lists of (dtype_str, shape_tuple), None = dynamic."""
+        if name in self._signatures:
+            self._live()
+            return self._signatures[name]
+        handle = self._live()
+        nargs, nres = self._counts(name)
+        info = RnnTensor()
+        args, results = [], []
+        for i in range(nargs):
+            _check(self._lib, self._lib.rnn_model_arg_info(handle, name.encode(), i, ctypes.byref(info)))
+            args.append(_tensor_info(info))
+        for i in range(nres):
+            _check(self._lib, self._lib.rnn_model_result_info(handle, name.encode(), i, ctypes.byref(info)))
+            results.append(_tensor_info(info))
+        sig = (args, results)
+        self._signatures[name] = sig
+        return sig
+
+    def _num_results(self, name):
+        return self._counts(name)[1]
+
+    def _result_tensors(self, name, arrays):
+        handle = self._live()
+        num_results = self._num_results(name)
+        args = _arg_tensors(arrays)
+        results = (RnnTensor * max(1, num_results))()
+        _check(self._lib, self._lib.rnn_model_result_shapes(
+            handle, name.encode(), args, len(arrays), results, num_results))
+        return args, results, num_results
+
+    def result_shapes(self, name, *arrays):
+        """The results of `name` for these arguments: a list of (dtype_str, shape_tuple)."""
+        arrays = _as_arrays(arrays)
+        _, results, n = self._result_tensors(name, arrays)
+        return [_tensor_info(results[i]) for i in range(n)]
+
+    # -- running ---------------------------------------------------------------------------
+
+    def __call__(self, name, *arrays):
+        """Runs function `name` on `arrays`; returns its results as a tuple of numpy arrays."""
+        arrays = _as_arrays(arrays)
+        args, results, n = self._result_tensors(name, arrays)
+        outs = []
+        for i in range(n):
+            dtype, shape = _tensor_info(results[i])
+            out = np.empty(shape, dtype=_numpy_dtype(dtype))
+            results[i].data = out.ctypes.data if out.size else None
+            outs.append(out)
+        _check(self._lib, self._lib.rnn_model_run(
+            self._handle, name.encode(), args, len(arrays), results, n, None))
+        return tuple(outs)
+
+
+def _compiler_path():
+    env = os.environ.get("RNN_COMPILE")
+    path = env or str(REPO_ROOT / "build" / "bin" / "rnn-compile")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        where = f"{path!r} (from RNN_COMPILE)" if env else f"{path!r} (set RNN_COMPILE to override)"
+        raise CompileError(f"rnn-compile not found: looked for {where}")
+    return path
+
+
+def _is_path(source):
+    if isinstance(source, os.PathLike):
+        return True
+    if isinstance(source, bytes):
+        source = source.decode()
+    return "\n" not in source and (source.endswith(".mlir") or os.path.isfile(source))
+
+
+def compile_mlir(source, output, optimize=True, extra_args=()):
+    """Compiles `source` (MLIR text, or the path of a .mlir file) into the shared library `output`.
+
+    Returns the output path (str). Raises CompileError with rnn-compile's stderr on failure.
+    """
+    compiler = _compiler_path()
+    output = os.fspath(output)
+    with tempfile.TemporaryDirectory(prefix="rnn-compile-") as tmp:
+        if _is_path(source):
+            input_path = os.fspath(source)
+        else:
+            text = source.decode() if isinstance(source, bytes) else source
+            input_path = os.path.join(tmp, "input.mlir")
+            with open(input_path, "w") as f:
+                f.write(text)
+        cmd = [compiler, input_path, "-o", output]
+        if not optimize:
+            cmd.append("--no-optimize")
+        cmd.extend(str(a) for a in extra_args)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              errors="replace")
+    stderr = proc.stderr
+    if proc.returncode != 0:
+        how = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
+               else f"exit status {proc.returncode}")
+        raise CompileError(f"rnn-compile failed ({how}) on {input_path}:\n{stderr.strip()}",
+                           stderr=stderr, returncode=proc.returncode, command=cmd)
+    if not os.path.isfile(output):
+        raise CompileError(f"rnn-compile succeeded but wrote no {output!r}", stderr=stderr,
+                           returncode=proc.returncode, command=cmd)
+    return output
