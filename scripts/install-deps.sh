@@ -24,3 +24,9 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Python packages of the numerics tests (numpy references, pytest).
+if ! python3 -c "import numpy, pytest" 2>/dev/null; then
+  echo "install-deps: installing numpy and pytest with pip"
+  python3 -m pip install --quiet --disable-pip-version-check numpy pytest
+fi

@@ -15,7 +15,9 @@ config.suffixes = [".mlir", ".test"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rnn_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+# test/python holds the pytest suite (and its .mlir models), run by
+# scripts/test.sh next to lit.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "python"]
 
 config.substitutions.append(("%rnn_src_root", config.rnn_src_root))
 config.substitutions.append(("%rnn_obj_root", config.rnn_obj_root))
@@ -28,5 +30,6 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
-tools = ["rnn-opt", "rnn-runtime-test"]
+tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.add_tool_substitutions(["llvm-nm", "llvm-readelf", "not"], [config.llvm_tools_dir])

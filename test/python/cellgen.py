@@ -280,6 +280,7 @@ class ArgSpec:
     lo: float         # values drawn uniformly from [lo, hi]
     hi: float
     role: str         # 'input', 'state' or 'param'
+    dist: str = "uniform"  # or 'ramp': linspace(lo, hi, N) (a 1-D parameter)
 
 
 @dataclass
@@ -301,7 +302,10 @@ def make_args(shapes, T, B, rng):
     out = []
     for a in shapes.args:
         shp = tuple(T if d == "T" else B if d == "B" else d for d in a.shape)
-        out.append(rng.uniform(a.lo, a.hi, size=shp).astype(np.float32))
+        if a.dist == "ramp":
+            out.append(np.linspace(a.lo, a.hi, shp[-1]).astype(np.float32))
+        else:
+            out.append(rng.uniform(a.lo, a.hi, size=shp).astype(np.float32))
     return out
 
 
@@ -318,7 +322,8 @@ class CellGen:
         self.rng = random.Random(seed)
         self.nodes = []
         self.count = 0
-        self.params = []       # (Value, lo, hi)
+        self.params = []       # Values; their ranges are their intervals
+        self.dist = {}         # param name -> 'uniform' or 'ramp'
         self.consts = {}
         self.pool = []         # [B, H] values
         self.stats = []        # [B, 1] values
@@ -333,9 +338,10 @@ class CellGen:
         self.nodes.append(Node(op, operands, results, attrs))
         return results
 
-    def param(self, shape, lo, hi, prefix="p"):
+    def param(self, shape, lo, hi, prefix="p", dist="uniform"):
         v = self.fresh(shape, lo, hi, prefix)
         self.params.append(v)
+        self.dist[v.name] = dist
         return v
 
     def const(self, value, shape=()):
@@ -373,12 +379,18 @@ class CellGen:
         return v
 
     def layer_norm(self, a):
+        """layer_norm(a), kept well conditioned: its error gain is 1/sqrt(var + eps),
+        so a small epsilon (the default 1e-5, or 1e-3) is only used on a row
+        whose variance is bounded below: tanh(a) plus a ramp parameter
+        (linspace(-3, 3, N)), whose ends differ by >= 4, so var >= 16 / (2N)."""
         n = a.shape[-1]
-        r = self.rng.random()
-        if n >= 4 and r < 0.3:
-            eps = None  # the default, 1e-5
+        if n >= 2 and self.rng.random() < 0.4:
+            t = self.unary("tanh", a) if a.mag > 1.0 else a
+            ramp = self.param((n,), -3.0, 3.0, "ramp", dist="ramp")
+            a = self.binary("add", t, ramp) if self.rng.random() < 0.5 else self.binary("add", ramp, t)
+            eps = self.rng.choice([None, None, 1e-3])  # None: the default, 1e-5
         else:
-            eps = self.rng.choice([1e-3, 1e-2, 0.1, 1.0])
+            eps = self.rng.choice([1e-2, 0.1, 1.0])
         e = 1e-5 if eps is None else eps
         m = min(math.sqrt(max(n - 1, 0)), (a.hi - a.lo) / math.sqrt(e))
         v = self.fresh(a.shape, -m, m)
@@ -559,8 +571,8 @@ class CellGen:
                 if not cands:
                     continue
                 den = self.pick(cands)
-            if self.rng.random() < 0.15:
-                num, den = self.const(self.rng.choice([1.0, 0.5, -1.0])), den
+            if self.rng.random() < 0.15 and den.shape == (None, self.H):
+                num = self.const(self.rng.choice([1.0, 0.5, -1.0]))
             if self.binary_ok("div", num, den):
                 return self.push(self.binary("div", num, den))
         return None
@@ -902,7 +914,7 @@ class CellGen:
             # Initial states in [-1, 1], inside every state's bound.
             sh.args.append(ArgSpec(s.name[1:] + "0", ("B", self.H), -1.0, 1.0, "state"))
         for p in self.params:
-            sh.args.append(ArgSpec(p.name[1:], p.shape, p.lo, p.hi, "param"))
+            sh.args.append(ArgSpec(p.name[1:], p.shape, p.lo, p.hi, "param", self.dist[p.name]))
         sh.results = ([("T", "B", v.shape[-1]) for v in self.outputs]
                       + [("B", self.H) for _ in self.states])
         for n in self.nodes:

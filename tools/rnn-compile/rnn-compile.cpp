@@ -104,13 +104,13 @@ int main(int argc, char **argv) {
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
   if (!input)
-    return fail("cannot read " + inputFile + ": " + error);
+    return fail(error); // Names the file and the reason.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
-    return fail("cannot parse " + inputFile + " (see the diagnostics above)");
+    return fail(inputFile + " is not valid rnn IR (see the diagnostics above)");
   if (failed(verify(*module)))
     return fail(inputFile + " is not valid rnn IR (see the diagnostics above)");
 

@@ -1,0 +1,89 @@
+// RUN: rnn-opt %s -split-input-file --convert-matmul-to-library-gemm | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --convert-matmul-to-library-gemm='function=other_gemm' | FileCheck %s --check-prefix=NAMED
+
+#in = affine_map<(t, b, n, k) -> (t, b, k)>
+#w = affine_map<(t, b, n, k) -> (n, k)>
+#out = affine_map<(t, b, n, k) -> (t, b, n)>
+
+// A projection over a whole sequence: one GEMM with M = T * B, the weight
+// [N, K] (layout 0), f32 everywhere (dtype code 0), leading dimensions from
+// the buffers' strides.
+// CHECK: func.func private @rnn_cpu_gemm(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @sequence
+// CHECK-NOT: linalg.generic
+// CHECK: %[[T:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[M:.*]] = arith.muli %{{.*}}, %[[T]]
+// CHECK: %[[M2:.*]] = arith.muli %[[M]], %{{.*}}
+// CHECK: %[[MI:.*]] = arith.index_cast %[[M2]] : index to i64
+// CHECK: call @rnn_cpu_gemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[MI]],
+// NAMED: call @other_gemm(
+func.func @sequence(%x: memref<?x?x3xf32>, %w: memref<8x3xf32>, %y: memref<?x?x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x3xf32>, memref<8x3xf32>) outs(%y : memref<?x?x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (k, n)>
+#out = affine_map<(b, n, k) -> (b, n)>
+
+// A row of a sequence (a strided view with unit inner stride) times a
+// [K, N] weight in bf16 with an f32 result: layout 1, dtype codes 2 and 0.
+// CHECK-LABEL: func.func @strided_rows
+// CHECK-DAG: %[[BF16:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[KN:.*]] = arith.constant 1 : i32
+// CHECK: call @rnn_cpu_gemm(%[[BF16]], %[[F32]], %[[KN]],
+func.func @strided_rows(%x: memref<?x3xbf16, strided<[3, 1], offset: ?>>, %w: memref<3x8xbf16>, %y: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x3xbf16, strided<[3, 1], offset: ?>>, memref<3x8xbf16>) outs(%y : memref<?x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %p = arith.mulf %ae, %be : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#out = affine_map<(b, n, k) -> (b, n)>
+
+// Rows that are not contiguous (a column stride of 2), and a contraction
+// without the marker, stay as they are: they lower to loops.
+// CHECK-LABEL: func.func @not_a_matrix
+// CHECK-NOT: call @rnn_cpu_gemm
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+func.func @not_a_matrix(%x: memref<4x3xf32, strided<[6, 2]>>, %w: memref<8x3xf32>, %y: memref<4x8xf32>, %x2: memref<4x3xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x3xf32, strided<[6, 2]>>, memref<8x3xf32>) outs(%y : memref<4x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x2, %w : memref<4x3xf32>, memref<8x3xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

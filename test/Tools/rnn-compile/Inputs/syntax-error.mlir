@@ -1,0 +1,1 @@
+rnn.cell @bad inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x4xf32> {
