@@ -607,7 +607,7 @@ class CellGen:
     def act_reduce(self):
         for _ in range(6):
             s = self.stat()
-            a = self.pick()
+            a = self.vec() if self.rng.random() < 0.2 else self.pick()
             op = self.rng.choice(["sub", "add", "mul", "sub", "div"])
             if op == "div" and not (s.lo >= 0.5 or s.hi <= -0.5):
                 op = "sub"
@@ -829,7 +829,14 @@ class CellGen:
         c_new = None
         for i in reversed(range(nstates)):
             s = self.states[i]
-            ns = self.new_state(s, self.Sbound[i], c_new if i == 0 else None)
+            r = rng.random()
+            other = self.states[1 - i] if nstates > 1 else None
+            if r < 0.03:
+                ns = s                                  # the state is left as is
+            elif r < 0.08 and other is not None and other.mag <= self.Sbound[i]:
+                ns = other                              # takes the other state's old value
+            else:
+                ns = self.new_state(s, self.Sbound[i], c_new if i == 0 else None)
             assert ns.shape == (None, H)
             assert -self.Sbound[i] - 1e-9 <= ns.lo and ns.hi <= self.Sbound[i] + 1e-9, (ns, i)
             new_states[i] = ns
@@ -842,6 +849,10 @@ class CellGen:
             r = rng.random()
             if r < 0.05:
                 outs.append(self.states[0])          # the old state, as is
+            elif r < 0.08 and self.extra_inputs:
+                outs.append(self.extra_inputs[0])    # an input, as is
+            elif r < 0.12:
+                outs.append(outs[0])                 # the same value twice
             elif r < 0.35 and nstates > 1:
                 outs.append(new_states[1])
             else:

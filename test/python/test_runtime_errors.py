@@ -297,7 +297,7 @@ def test_compile_missing_input(tmp_path):
     missing = tmp_path / "missing.mlir"
     with pytest.raises(rnn.CompileError) as info:
         rnn.compile_mlir(missing, tmp_path / "out.so")
-    assert "rnn-compile: error: cannot read" in info.value.stderr
+    assert "rnn-compile: error: cannot open input file" in info.value.stderr
     assert str(missing) in info.value.stderr
     assert "No such file or directory" in info.value.stderr
 
