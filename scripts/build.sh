@@ -13,6 +13,7 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
     -DCMAKE_C_COMPILER=$LLVM/bin/clang -DCMAKE_CXX_COMPILER=$LLVM/bin/clang++ \
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=$LLVM/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=$LLVM/bin/lit >/dev/null
+    -DLLVM_EXTERNAL_LIT=$LLVM/bin/lit \
+    -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
 fi
 ninja -C "$BUILD" "$@"

@@ -25,8 +25,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python packages of the numerics tests (numpy references, pytest).
+# Python packages of the numerics tests (numpy references, pytest): with pip
+# where the Python allows it, else Debian's packages (Debian's own python3
+# refuses pip installs outside a virtual environment).
 if ! python3 -c "import numpy, pytest" 2>/dev/null; then
-  echo "install-deps: installing numpy and pytest with pip"
-  python3 -m pip install --quiet --disable-pip-version-check numpy pytest
+  echo "install-deps: installing numpy and pytest"
+  if ! python3 -m pip install --quiet --disable-pip-version-check numpy pytest 2>/dev/null; then
+    SUDO=""
+    if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      python3-numpy python3-pytest >/dev/null
+  fi
 fi

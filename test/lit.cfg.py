@@ -30,6 +30,14 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
-tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test"]
+tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test", "rnn-example-run-lstm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["llvm-nm", "llvm-readelf", "not"], [config.llvm_tools_dir])
+
+# The CUDA lowering serialises kernels with the toolkit's ptxas; its tests
+# need the toolkit (CI has it), not a GPU.
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if os.path.exists(os.path.join(cuda_home, "bin", "ptxas")) and os.path.exists(
+    os.path.join(config.rnn_obj_root, "lib", "librnn_runtime_cuda.so")
+):
+    config.available_features.add("cuda-toolkit")

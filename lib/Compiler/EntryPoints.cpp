@@ -18,7 +18,8 @@ using namespace mlir;
 namespace rnn {
 
 LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
-                             ArrayRef<std::string> functions) {
+                             ArrayRef<std::string> functions,
+                             StringRef target) {
   MLIRContext *context = module.getContext();
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   Location loc = module.getLoc();
@@ -31,6 +32,14 @@ LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
   LLVM::GlobalOp::create(builder, loc, arrayType, /*isConstant=*/true,
                          LLVM::Linkage::External, "rnn_manifest",
                          builder.getStringAttr(text));
+  std::string targetText = target.str();
+  targetText.push_back('\0');
+  LLVM::GlobalOp::create(
+      builder, loc,
+      LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
+                               targetText.size()),
+      /*isConstant=*/true, LLVM::Linkage::External, "rnn_target",
+      builder.getStringAttr(targetText));
 
   for (const std::string &name : functions) {
     auto wrapped =

@@ -63,6 +63,9 @@ LogicalResult emitObject(ModuleOp module, StringRef path, unsigned optLevel,
     return module.emitError() << "no LLVM target for " << triple.str() << ": "
                               << error;
   llvm::TargetOptions options;
+  // Constructors (the CUDA backend's kernel loading) must go to .init_array:
+  // the loader no longer runs the legacy .ctors section.
+  options.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), "", options, llvm::Reloc::PIC_,
       std::nullopt,
@@ -91,16 +94,17 @@ LogicalResult emitObject(ModuleOp module, StringRef path, unsigned optLevel,
 }
 
 llvm::Error linkSharedLibrary(StringRef object, StringRef output,
-                              StringRef runtimeDir) {
+                              StringRef runtimeDir, bool cuda) {
   std::string clang = RNN_CLANG_PATH;
   std::string rpath = ("-Wl,-rpath," + runtimeDir).str();
   std::string libDir = ("-L" + runtimeDir).str();
   // $ORIGIN first: a model copied next to its librnn_runtime.so (an
   // ahead-of-time artifact on another machine) finds it there.
-  SmallVector<StringRef> args{clang,          "-shared",       "-fuse-ld=lld",
-                              "-o",           output,          object,
-                              libDir,         "-lrnn_runtime", "-lm",
-                              "-Wl,-rpath,$ORIGIN", rpath};
+  SmallVector<StringRef> args{clang,  "-shared", "-fuse-ld=lld", "-o",
+                              output, object,    libDir,         "-lrnn_runtime"};
+  if (cuda)
+    args.push_back("-lrnn_runtime_cuda");
+  args.append({"-lm", "-Wl,-rpath,$ORIGIN", rpath});
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(clang, args, std::nullopt, {}, 0, 0,
                                      &message);

@@ -20,6 +20,8 @@
 #include "CpuGemm.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
+#include <string>
 
 #include <climits>
 #include <cstdarg>
@@ -250,6 +252,38 @@ static bool checkOperands(int32_t bLayout, int64_t m, int64_t n, int64_t k,
   return true;
 }
 
+/// OpenBLAS, loaded on first use rather than linked: the runtime then loads
+/// on machines that have no OpenBLAS (a GPU machine running CUDA models),
+/// and a CPU GEMM there fails with a message instead.
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  std::string error;
+};
+
+static const Blas &blas() {
+  static const Blas loaded = [] {
+    Blas result;
+    void *handle = nullptr;
+    for (const char *name : {"libopenblas.so.0", "libopenblas.so"})
+      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!handle) {
+      const char *why = dlerror();
+      result.error = why ? why : "libopenblas.so.0 not found";
+      return result;
+    }
+    result.sgemm =
+        reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(handle, "cblas_sgemm"));
+    result.dgemm =
+        reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(handle, "cblas_dgemm"));
+    if (!result.sgemm || !result.dgemm)
+      result.error = "libopenblas.so.0 exports no cblas_sgemm/cblas_dgemm";
+    return result;
+  }();
+  return loaded;
+}
+
 /// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too.
 static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
                    int n, int k, const uint16_t *a, int lda, const uint16_t *b,
@@ -277,7 +311,7 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
   int bCols = bLayout == RNN_GEMM_B_NK ? k : n;
   widenMatrix(b, bRows, bCols, ldb, b32, widen);
 
-  cblas_sgemm(CblasRowMajor, CblasNoTrans,
+  blas().sgemm(CblasRowMajor, CblasNoTrans,
               bLayout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans, m, n, k,
               1.0f, a32, k, b32, bCols, 0.0f, c32, ldc32);
 
@@ -323,17 +357,24 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
     return;
   }
 
+  const Blas &lib = blas();
+  if (!lib.sgemm || !lib.dgemm) {
+    recordFailure(RNN_ERROR_UNSUPPORTED,
+                  "rnn_cpu_gemm: OpenBLAS cannot be loaded (%s)",
+                  lib.error.c_str());
+    return;
+  }
   CBLAS_TRANSPOSE transB =
       b_layout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans;
   if (ab_dtype == RNN_F32) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
+    lib.sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
                 1.0f, reinterpret_cast<const float *>(a), int(lda),
                 reinterpret_cast<const float *>(b), int(ldb), 0.0f,
                 reinterpret_cast<float *>(c), int(ldc));
     return;
   }
   if (ab_dtype == RNN_F64) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
+    lib.dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
                 1.0, reinterpret_cast<const double *>(a), int(lda),
                 reinterpret_cast<const double *>(b), int(ldb), 0.0,
                 reinterpret_cast<double *>(c), int(ldc));

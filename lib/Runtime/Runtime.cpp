@@ -150,6 +150,13 @@ struct rnn_model {
   std::string path;
   void *handle = nullptr;
   std::vector<Function> functions;
+  /// Set for a CUDA model (one exporting `rnn_target` = "cuda"): its calls
+  /// run on the caller's stream and report CUDA errors through these hooks
+  /// of librnn_runtime_cuda, which the model links.
+  void (*setCudaStream)(void *) = nullptr;
+  int32_t (*takeCudaError)(char *, size_t) = nullptr;
+  int32_t (*cudaCall)(void *, void (*)(void **), void **, const char *,
+                      size_t) = nullptr;
 };
 
 namespace {
@@ -710,6 +717,23 @@ static rnn_status readModel(rnn_model &model) {
                       callName);
     function.call = reinterpret_cast<void (*)(void **)>(call);
   }
+
+  if (const auto *target =
+          static_cast<const char *>(dlsym(model.handle, "rnn_target"));
+      target && std::string_view(target) == "cuda") {
+    model.setCudaStream = reinterpret_cast<void (*)(void *)>(
+        dlsym(model.handle, "rnn_cuda_set_stream"));
+    model.takeCudaError = reinterpret_cast<int32_t (*)(char *, size_t)>(
+        dlsym(model.handle, "rnn_cuda_take_error"));
+    model.cudaCall = reinterpret_cast<int32_t (*)(
+        void *, void (*)(void **), void **, const char *, size_t)>(
+        dlsym(model.handle, "rnn_cuda_call"));
+    if (!model.setCudaStream || !model.takeCudaError || !model.cudaCall)
+      return fail(RNN_ERROR_BAD_MODEL,
+                  model.path + ": a CUDA model, but librnn_runtime_cuda's "
+                               "rnn_cuda_set_stream / rnn_cuda_take_error "
+                               "are not reachable from it");
+  }
   return RNN_OK;
 }
 
@@ -816,7 +840,8 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
     if (rnn_status status =
             findFunction(model, name, "rnn_model_run", function))
       return status;
-    if (stream)
+    bool cuda = model->setCudaStream != nullptr;
+    if (stream && !cuda)
       return fail(RNN_ERROR_UNSUPPORTED,
                   function->name +
                       ": a stream was given, but this is a CPU model and the "
@@ -839,6 +864,22 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
       pointers[i] = &descriptors[i];
     }
     rnn::runtime::clearGemmFailure();
+    if (cuda) {
+      // Queue the whole call on the caller's stream; errors detected while
+      // queueing (a failed launch or allocation) come back here. Errors of
+      // the kernels themselves surface when the caller synchronises.
+      // The key of the call's CUDA graph: the function and every buffer's
+      // address and shape.
+      std::string key = function->name;
+      for (const MemRefDescriptor &d : descriptors)
+        key.append(reinterpret_cast<const char *>(&d), sizeof(d));
+      model->cudaCall(stream, function->call, pointers.data(), key.data(),
+                      key.size());
+      char message[1024];
+      if (model->takeCudaError(message, sizeof(message)))
+        return fail(RNN_ERROR_INTERNAL, function->name + ": " + message);
+      return RNN_OK;
+    }
     function->call(pointers.data());
     if (const rnn::runtime::GemmFailure *failure =
             rnn::runtime::getGemmFailure())

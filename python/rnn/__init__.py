@@ -1,5 +1,26 @@
-"""rnn: a compiler for recurrent cells. This package wraps the tools from Python:
-`compile_mlir` runs rnn-compile, `Model` loads and runs the library it makes (through
-librnn_runtime's C ABI, with ctypes)."""
+"""rnn: a compiler for recurrent cells, from Python.
+
+* The DSL (rnn.dsl): a cell is a Python function over symbolic tensors,
+  `@rnn.cell(states=("h", "c"))`, with `rnn.param("W", (4 * rnn.H, rnn.I))`, `@`, `+ - * /`,
+  `rnn.sigmoid`, `rnn.split`, ... It emits the `rnn` MLIR dialect.
+* The module (rnn.RNN): layers and directions of a cell, PyTorch's conventions, compiled with
+  rnn-compile (through a cache in $RNN_CACHE_DIR, default ~/.cache/rnn) and called on numpy
+  arrays. `model.save(dir)` / `rnn.load(dir)` for running without the compiler.
+* The zoo (rnn.zoo): rnn_tanh, rnn_relu, lstm, gru, gru_reset_before, peephole_lstm,
+  cifg_lstm, lstmp, mgu, sru, indrnn, layernorm_lstm.
+* The low-level binding (rnn.runtime): `compile_mlir` runs rnn-compile, `Model` loads and runs
+  the library it makes through librnn_runtime's C ABI (ctypes).
+
+See docs/python.md.
+"""
 
 from .runtime import Model, RNNError, CompileError, compile_mlir
+from .dsl import (Dim, I, H, P, size, Tensor, Cell, TracedCell, ParamSpec, cell, param,
+                  constant, matmul, linear, sigmoid, tanh, relu, exp, log, sqrt, rsqrt, neg,
+                  minimum, maximum, split, concat, layer_norm, reduce_sum, reduce_mean,
+                  reduce_max, cast, ShapeError, CellError)
+from .module import RNN, load, CellCompileError
+from .cache import cache_dir, clear_cache
+from . import zoo
+
+__version__ = "0.1.0"

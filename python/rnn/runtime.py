@@ -339,3 +339,36 @@ def compile_mlir(source, output, optimize=True, extra_args=()):
         raise CompileError(f"rnn-compile succeeded but wrote no {output!r}", stderr=stderr,
                            returncode=proc.returncode, command=cmd)
     return output
+
+
+def load_runtime_from(path):
+    """Loads librnn_runtime from `path`, unless a runtime is loaded already (then that one is
+    kept: a process has one runtime). Returns the ctypes.CDLL. Used by rnn.load() to run a
+    saved model with the copy of the runtime saved beside it."""
+    if _runtime is not None:
+        return _runtime
+    saved = os.environ.get("RNN_RUNTIME_LIB")
+    os.environ["RNN_RUNTIME_LIB"] = os.fspath(path)
+    try:
+        return load_runtime()
+    finally:
+        if saved is None:
+            os.environ.pop("RNN_RUNTIME_LIB", None)
+        else:
+            os.environ["RNN_RUNTIME_LIB"] = saved
+
+
+def loaded_runtime_path():
+    """The path librnn_runtime was loaded from, or None while it is not loaded."""
+    return None if _runtime is None else _runtime._name
+
+
+def compiler_path():
+    """The rnn-compile that compile_mlir would run (RNN_COMPILE or <repo>/build/bin); raises
+    CompileError when there is none."""
+    return _compiler_path()
+
+
+def runtime_path():
+    """The librnn_runtime.so that load_runtime would load (RNN_RUNTIME_LIB or <repo>/build/lib)."""
+    return _runtime_path()

@@ -1,11 +1,14 @@
 //===- rnn-compile.cpp - rnn IR to a shared library -----------------------===//
 //
-//   rnn-compile [--target=cpu] [--emit=mlir|llvm|obj|so] [--no-optimize]
-//               [-O0..3] model.mlir -o model.so
+//   rnn-compile [--target=cpu|cuda] [--gpu-chip=sm_90a]
+//               [--emit=mlir|llvm|obj|so] [--no-optimize] [-O0..3]
+//               model.mlir -o model.so
 //
-// Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect,
+// Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect (for
+// the CPU, or with CUDA kernels embedded as a fatbin and cuBLAS GEMMs),
 // emits an object with LLVM's TargetMachine in process and links a shared
-// library against librnn_runtime. Every failure is a message and exit code 1.
+// library against librnn_runtime (and librnn_runtime_cuda). Every failure is
+// a message and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,6 +58,9 @@ static cl::opt<bool> noOptimize(
     "no-optimize", cl::desc("Skip the rnn-optimize pipeline"), cl::init(false));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
                                   cl::Prefix, cl::init(2));
+static cl::opt<std::string> gpuChip(
+    "gpu-chip", cl::desc("CUDA architecture of the kernels (--target=cuda)"),
+    cl::init("sm_90a"));
 static cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
@@ -68,9 +75,20 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "rnn IR to a shared library\n");
 
-  if (target == Target::CUDA)
-    return fail("the cuda target is not available in this build yet; use "
-                "--target=cpu");
+  bool cuda = target == Target::CUDA;
+  if (cuda) {
+    // The NVVM serialisation runs ptxas and fatbinary from the CUDA toolkit
+    // and links its libdevice; MLIR finds the toolkit through CUDA_HOME.
+    const char *home = getenv("CUDA_HOME");
+    std::string toolkit = home ? home : "/usr/local/cuda";
+    std::string bin = toolkit + "/bin";
+    if (!llvm::sys::fs::exists(bin + "/ptxas"))
+      return fail("--target=cuda needs the CUDA toolkit: no ptxas in " + bin +
+                  " (set CUDA_HOME)");
+    setenv("CUDA_HOME", toolkit.c_str(), 1);
+    const char *path = getenv("PATH");
+    setenv("PATH", (bin + ":" + (path ? path : "")).c_str(), 1);
+  }
   if (optLevel > 3)
     return fail("-O" + llvm::Twine(optLevel.getValue()) +
                 " is not an optimisation level (0-3)");
@@ -143,11 +161,14 @@ int main(int argc, char **argv) {
     return fail(inputFile + " has no public func.func to compile");
 
   PassManager lowering(&context);
-  if (failed(parsePassPipeline(rnn::cpuLoweringPipeline(), lowering)))
+  std::string pipeline = cuda ? rnn::cudaLoweringPipeline(gpuChip)
+                              : rnn::cpuLoweringPipeline();
+  if (failed(parsePassPipeline(pipeline, lowering)))
     return fail("internal: the lowering pipeline does not parse");
   if (failed(lowering.run(*module)))
     return fail("lowering to the LLVM dialect failed (see above)");
-  if (failed(rnn::addEntryPoints(*module, *manifest, functions)))
+  if (failed(rnn::addEntryPoints(*module, *manifest, functions,
+                                 cuda ? "cuda" : "cpu")))
     return fail("cannot add the runtime entry points");
 
   if (emit == Emit::MLIR) {
@@ -172,7 +193,8 @@ int main(int argc, char **argv) {
   llvm::FileRemover removeObject(object);
   if (failed(rnn::emitObject(*module, object, optLevel, false)))
     return fail("code generation failed");
-  if (llvm::Error e = rnn::linkSharedLibrary(object, outputFile, runtime))
+  if (llvm::Error e =
+          rnn::linkSharedLibrary(object, outputFile, runtime, cuda))
     return fail(llvm::toString(std::move(e)));
   return 0;
 }

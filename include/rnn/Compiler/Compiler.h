@@ -31,26 +31,33 @@ void registerCompilerPasses();
 /// `builtin.module(...)` around them.
 std::string cpuLoweringPipeline();
 
+/// The textual pass pipeline that lowers optimised rnn IR to the LLVM
+/// dialect with CUDA kernels for `chip` (e.g. sm_90a) and cuBLAS GEMMs; the
+/// same form as cpuLoweringPipeline().
+std::string cudaLoweringPipeline(llvm::StringRef chip);
+
 /// The manifest that tells the runtime each public function's signature
 /// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes
 /// that the verifiers force equal share one symbol.
 mlir::FailureOr<std::string> buildManifest(mlir::ModuleOp module);
 
-/// Adds, to a module lowered to the LLVM dialect, the `rnn_manifest` global
-/// and one `rnn_call_<name>(void **)` entry per public function.
+/// Adds, to a module lowered to the LLVM dialect, the `rnn_manifest` and
+/// `rnn_target` ("cpu" or "cuda") globals and one `rnn_call_<name>(void **)`
+/// entry per public function.
 mlir::LogicalResult addEntryPoints(mlir::ModuleOp module,
                                    llvm::StringRef manifest,
-                                   llvm::ArrayRef<std::string> functions);
+                                   llvm::ArrayRef<std::string> functions,
+                                   llvm::StringRef target);
 
 /// Translates an LLVM-dialect module to LLVM IR and writes an object file
 /// for the host (optimisation level 0-3).
 mlir::LogicalResult emitObject(mlir::ModuleOp module, llvm::StringRef path,
                                unsigned optLevel, bool emitLLVMIR);
 
-/// Links `object` into the shared library `output` against librnn_runtime in
-/// `runtimeDir`.
+/// Links `object` into the shared library `output` against librnn_runtime
+/// (and, for CUDA models, librnn_runtime_cuda) in `runtimeDir`.
 llvm::Error linkSharedLibrary(llvm::StringRef object, llvm::StringRef output,
-                              llvm::StringRef runtimeDir);
+                              llvm::StringRef runtimeDir, bool cuda);
 
 } // namespace rnn
 

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -20,6 +21,8 @@ namespace rnn {
 /// [N, K] and 1 for [K, N]; convert-matmul-to-library-gemm turns the marked
 /// ops into GEMM calls.
 constexpr llvm::StringLiteral kGemmWeightLayoutAttr = "rnn.gemm_weight_layout";
+/// Marks a contraction whose rnn.matmul allowed TF32 arithmetic.
+constexpr llvm::StringLiteral kGemmAllowTf32Attr = "rnn.gemm_allow_tf32";
 
 #define GEN_PASS_DECL
 #include "rnn/Conversion/Passes.h.inc"

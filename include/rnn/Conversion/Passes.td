@@ -44,13 +44,16 @@ def ConvertMatmulToLibraryGemm
 
     with addresses and leading dimensions read from the memrefs'
     metadata: `b_layout` is 0 for a weight stored `[N, K]` (PyTorch's
-    layout, `C = A·Bᵀ`) and 1 for `[K, N]`; dtypes use the runtime's
-    `rnn_dtype` codes. The CPU backend names `rnn_cpu_gemm` (OpenBLAS) in
+    layout, `C = A·Bᵀ`) and 1 for `[K, N]`, plus 2 when the matmul allowed
+    TF32 and `tf32-flag` is set (the cuBLAS entry point reads it; the CPU one
+    takes the layout alone); dtypes use the runtime's `rnn_dtype` codes. The CPU backend names `rnn_cpu_gemm` (OpenBLAS) in
     `librnn_runtime`; a GPU backend names its cuBLAS entry point.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
-           "The GEMM entry point to call">
+           "The GEMM entry point to call">,
+    Option<"tf32Flag", "tf32-flag", "bool", "false",
+           "Add 2 to b_layout for matmuls that allow TF32">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
@@ -59,6 +62,43 @@ def ConvertMatmulToLibraryGemm
   let statistics = [
     Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">
   ];
+}
+
+def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Puts a lowered model's buffers in device memory";
+  let description = [{
+    For the CUDA backend, after bufferization: every `memref.alloc` and
+    `memref.dealloc` of model data in host code becomes `gpu.alloc` /
+    `gpu.dealloc` (stream-ordered device memory), and every `memref.copy`
+    becomes a `linalg.copy`, which the kernel mapping then turns into a copy
+    kernel. The host never touches the data: it only launches kernels and
+    GEMMs and computes buffer metadata. The deallocation bookkeeping (small
+    buffers of `index` addresses and `i1` ownership flags that host code
+    reads) stays in host memory.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def ConvertParallelLoopsToKernels
+    : Pass<"convert-parallel-loops-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Maps each outermost scf.parallel to one GPU launch";
+  let description = [{
+    Every outermost `scf.parallel` of host code (from
+    `convert-linalg-to-parallel-loops`: an elementwise or fused pointwise
+    stage, a copy, a fill, the rows of a reduction) becomes a `gpu.launch`
+    over its iteration space linearised in row-major order: consecutive
+    threads take consecutive elements of the last (feature) axis, so loads
+    and stores coalesce. `block-size` threads per block, as many blocks as
+    needed, and a bound check in the kernel. Inner sequential loops (a
+    reduction over a row) stay inside the thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 #endif // RNN_CONVERSION_PASSES_TD

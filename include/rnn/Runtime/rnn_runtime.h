@@ -85,8 +85,16 @@ rnn_status rnn_model_result_shapes(const rnn_model *model, const char *name,
 /* Runs function `name`: reads `args`, writes `results` (buffers the caller
  * allocated with the shapes rnn_model_result_shapes gives). Checks counts,
  * null pointers, dtypes, ranks, static sizes and that dynamic sizes agree
- * (one batch size, one sequence length) before running anything. `stream`
- * is reserved for CUDA models and must be null for CPU models. */
+ * (one batch size, one sequence length) before running anything.
+ *
+ * CPU models: `stream` must be null; the call returns when the results are
+ * written. CUDA models (compiled with --target=cuda): tensors hold device
+ * pointers, and `stream` is the CUstream / cudaStream_t to run on (null is
+ * CUDA's default stream); the call queues all its work on that stream and
+ * returns without waiting, like a PyTorch operation. Errors found while
+ * queueing (a failed allocation or launch) return RNN_ERROR_INTERNAL;
+ * errors of the kernels themselves surface at the caller's next
+ * synchronisation. */
 rnn_status rnn_model_run(const rnn_model *model, const char *name,
                          const rnn_tensor *args, int32_t num_args,
                          rnn_tensor *results, int32_t num_results,

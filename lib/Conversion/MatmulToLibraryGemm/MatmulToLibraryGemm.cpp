@@ -88,6 +88,8 @@ struct ConvertMatmulToLibraryGemmPass
       int32_t layout =
           cast<IntegerAttr>(contraction->getAttr(rnn::kGemmWeightLayoutAttr))
               .getInt();
+      if (tf32Flag && contraction->hasAttr(rnn::kGemmAllowTf32Attr))
+        layout |= 2;
 
       OpBuilder builder(contraction);
       Location loc = contraction.getLoc();

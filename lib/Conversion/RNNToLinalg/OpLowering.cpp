@@ -65,6 +65,8 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
       });
   contraction->setAttr(kGemmWeightLayoutAttr,
                        b.getI32IntegerAttr(matmul.getWeightInOut() ? 1 : 0));
+  if (matmul.getAllowTf32())
+    contraction->setAttr(kGemmAllowTf32Attr, b.getUnitAttr());
   return contraction.getResult(0);
 }
 

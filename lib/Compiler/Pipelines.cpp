@@ -1,11 +1,29 @@
-//===- CpuPipeline.cpp - Dialects, passes and the CPU lowering ------------===//
+//===- Pipelines.cpp - Dialects, passes and the lowering pipelines ---------===//
 
 #include "rnn/Compiler/Compiler.h"
 #include "rnn/Conversion/Passes.h"
 #include "rnn/Dialect/RNN/IR/RNNDialect.h"
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
@@ -46,7 +64,8 @@ void registerCompilerDialects(DialectRegistry &registry) {
                   func::FuncDialect, index::IndexDialect, LLVM::LLVMDialect,
                   linalg::LinalgDialect, math::MathDialect,
                   memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, gpu::GPUDialect, NVVM::NVVMDialect,
+                  ub::UBDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
@@ -59,6 +78,21 @@ void registerCompilerDialects(DialectRegistry &registry) {
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // The CUDA backend: kernels serialised for NVVM, gpu.binary translated to
+  // a module load, and every dialect's conversion to LLVM for gpu-to-llvm.
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
 }
 
 void registerCompilerPasses() {
@@ -72,6 +106,8 @@ void registerCompilerPasses() {
   memref::registerMemRefPasses();
   registerCanonicalizerPass();
   registerCSEPass();
+  registerGPUPasses();
+  gpu::registerGPUToNVVMPipeline();
 }
 
 std::string cpuLoweringPipeline() {
@@ -92,6 +128,25 @@ std::string cpuLoweringPipeline() {
          "finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,"
          "convert-cf-to-llvm,convert-index-to-llvm,"
          "reconcile-unrealized-casts";
+}
+
+std::string cudaLoweringPipeline(llvm::StringRef chip) {
+  // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
+  // the device, every remaining loop nest becomes one kernel, and the NVVM
+  // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
+  return ("convert-rnn-to-linalg,canonicalize,cse,"
+          "one-shot-bufferize{bufferize-function-boundaries "
+          "function-boundary-type-conversion=identity-layout-map "
+          "allow-return-allocs-from-loops},"
+          "buffer-results-to-out-params{modify-public-functions},"
+          "buffer-deallocation-pipeline,"
+          "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
+          "convert-buffers-to-gpu,"
+          "func.func(convert-linalg-to-parallel-loops),"
+          "convert-parallel-loops-to-kernels,canonicalize,cse,"
+          "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
+          chip + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}")
+      .str();
 }
 
 } // namespace rnn

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Here (the build machine): compiles everything the GPU run needs into
+# build/gpu/ (the device machine has no LLVM/MLIR): every example and the
+# benchmark models for CUDA (sm_90a), and the runtime libraries.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+OUT="$BUILD/gpu"
+"$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda >/dev/null
+rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib"
+cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so "$OUT/lib/"
+python3 "$ROOT/bench/make_models.py" "$OUT/bench-models" >/dev/null
+for f in "$ROOT"/examples/*.mlir "$OUT"/bench-models/*.mlir; do
+  name=$(basename "$f" .mlir)
+  "$BUILD/bin/rnn-compile" --target=cuda "$f" -o "$OUT/models/$name.so" \
+    --runtime-dir "$OUT/lib"
+done
+echo "build-gpu: $(ls "$OUT/models" | wc -l) models in $OUT ($(du -sh "$OUT" | cut -f1))"

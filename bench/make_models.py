@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Writes the benchmark models (LSTM and GRU at the shapes of configs.json)
+as rnn-dialect text: the same cells as examples/lstm.mlir and
+examples/gru.mlir, at benchmark sizes, with `allow_tf32` on every matmul
+(cuDNN's default for fp32).
+
+    python3 bench/make_models.py OUT_DIR
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def lstm(I, H, tf32=True):
+    t = " allow_tf32" if tf32 else ""
+    G = 4 * H
+    return f"""
+rnn.cell @lstm inputs(%x: tensor<?x{I}xf32>)
+    states(%h: tensor<?x{H}xf32>, %c: tensor<?x{H}xf32>)
+    params(%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>,
+           %bW: tensor<{G}xf32>, %bU: tensor<{G}xf32>) -> (tensor<?x{H}xf32>) {{
+  %wx = rnn.matmul %x, %W{t} : tensor<?x{I}xf32>, tensor<{G}x{I}xf32> -> tensor<?x{G}xf32>
+  %uh = rnn.matmul %h, %U{t} : tensor<?x{H}xf32>, tensor<{G}x{H}xf32> -> tensor<?x{G}xf32>
+  %a = rnn.add %wx, %bW : tensor<?x{G}xf32>, tensor<{G}xf32>
+  %b = rnn.add %uh, %bU : tensor<?x{G}xf32>, tensor<{G}xf32>
+  %g = rnn.add %a, %b : tensor<?x{G}xf32>, tensor<?x{G}xf32>
+  %i, %f, %z, %o = rnn.split %g : tensor<?x{G}xf32>
+      -> tensor<?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %si = rnn.sigmoid %i : tensor<?x{H}xf32>
+  %sf = rnn.sigmoid %f : tensor<?x{H}xf32>
+  %tz = rnn.tanh %z : tensor<?x{H}xf32>
+  %so = rnn.sigmoid %o : tensor<?x{H}xf32>
+  %fc = rnn.mul %sf, %c : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %iz = rnn.mul %si, %tz : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %cn = rnn.add %fc, %iz : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %tc = rnn.tanh %cn : tensor<?x{H}xf32>
+  %hn = rnn.mul %so, %tc : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  rnn.yield outputs(%hn : tensor<?x{H}xf32>) states(%hn, %cn : tensor<?x{H}xf32>, tensor<?x{H}xf32>)
+}}
+func.func @lstm_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>, %c0: tensor<?x{H}xf32>,
+                    %W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>, %bW: tensor<{G}xf32>, %bU: tensor<{G}xf32>)
+    -> (tensor<?x?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>) {{
+  %ys, %hT, %cT = rnn.scan @lstm inputs(%xs : tensor<?x?x{I}xf32>)
+      init(%h0, %c0 : tensor<?x{H}xf32>, tensor<?x{H}xf32>)
+      params(%W, %U, %bW, %bU : tensor<{G}x{I}xf32>, tensor<{G}x{H}xf32>, tensor<{G}xf32>, tensor<{G}xf32>)
+      -> outputs(tensor<?x?x{H}xf32>) states(tensor<?x{H}xf32>, tensor<?x{H}xf32>)
+  return %ys, %hT, %cT : tensor<?x?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>
+}}
+"""
+
+
+def gru(I, H, tf32=True):
+    t = " allow_tf32" if tf32 else ""
+    G = 3 * H
+    return f"""
+rnn.cell @gru inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
+    params(%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>,
+           %bW: tensor<{G}xf32>, %bU: tensor<{G}xf32>) -> (tensor<?x{H}xf32>) {{
+  %wx = rnn.matmul %x, %W{t} : tensor<?x{I}xf32>, tensor<{G}x{I}xf32> -> tensor<?x{G}xf32>
+  %uh = rnn.matmul %h, %U{t} : tensor<?x{H}xf32>, tensor<{G}x{H}xf32> -> tensor<?x{G}xf32>
+  %a = rnn.add %wx, %bW : tensor<?x{G}xf32>, tensor<{G}xf32>
+  %b = rnn.add %uh, %bU : tensor<?x{G}xf32>, tensor<{G}xf32>
+  %xr, %xz, %xn = rnn.split %a : tensor<?x{G}xf32> -> tensor<?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %hr, %hz, %hn = rnn.split %b : tensor<?x{G}xf32> -> tensor<?x{H}xf32>, tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %rs = rnn.add %xr, %hr : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %r = rnn.sigmoid %rs : tensor<?x{H}xf32>
+  %zs = rnn.add %xz, %hz : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %z = rnn.sigmoid %zs : tensor<?x{H}xf32>
+  %rh = rnn.mul %r, %hn : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %ns = rnn.add %xn, %rh : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %n = rnn.tanh %ns : tensor<?x{H}xf32>
+  %one = rnn.constant 1.0 : tensor<f32>
+  %omz = rnn.sub %one, %z : tensor<f32>, tensor<?x{H}xf32>
+  %a1 = rnn.mul %omz, %n : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %a2 = rnn.mul %z, %h : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %hnew = rnn.add %a1, %a2 : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  rnn.yield outputs(%hnew : tensor<?x{H}xf32>) states(%hnew : tensor<?x{H}xf32>)
+}}
+func.func @gru_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
+                   %W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>, %bW: tensor<{G}xf32>, %bU: tensor<{G}xf32>)
+    -> (tensor<?x?x{H}xf32>, tensor<?x{H}xf32>) {{
+  %ys, %hT = rnn.scan @gru inputs(%xs : tensor<?x?x{I}xf32>) init(%h0 : tensor<?x{H}xf32>)
+      params(%W, %U, %bW, %bU : tensor<{G}x{I}xf32>, tensor<{G}x{H}xf32>, tensor<{G}xf32>, tensor<{G}xf32>)
+      -> outputs(tensor<?x?x{H}xf32>) states(tensor<?x{H}xf32>)
+  return %ys, %hT : tensor<?x?x{H}xf32>, tensor<?x{H}xf32>
+}}
+"""
+
+
+def main(out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    configs = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
+    sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs})
+    for I, H in sizes:
+        for name, make in (("lstm", lstm), ("gru", gru)):
+            path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
+            with open(path, "w") as f:
+                f.write(make(I, H))
+            print(path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "build/gpu/bench-models")

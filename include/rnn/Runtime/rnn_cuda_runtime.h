@@ -1,0 +1,52 @@
+/*===- rnn_cuda_runtime.h - What CUDA models call ---------------*- C -*-===*\
+|*                                                                          *|
+|* librnn_runtime_cuda.so: the functions that code compiled by              *|
+|* `rnn-compile --target=cuda` calls (MLIR's mgpu* GPU runtime ABI, and     *|
+|* rnn_cuda_gemm on cuBLAS), plus the two hooks librnn_runtime uses to run  *|
+|* a CUDA model on the caller's stream and to collect its errors.           *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef RNN_RUNTIME_RNN_CUDA_RUNTIME_H
+#define RNN_RUNTIME_RNN_CUDA_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stream the calling thread's next model call runs on (a CUstream or
+ * cudaStream_t; null is CUDA's default stream). Every kernel, allocation,
+ * copy and GEMM of the call is ordered on it, and the call does not wait
+ * for the work to finish. */
+void rnn_cuda_set_stream(void *stream);
+
+/* Copies the first CUDA error recorded on this thread since the last call
+ * (or while loading kernels) into `buffer` and clears it. Returns 1 if there
+ * was one, 0 otherwise. */
+int32_t rnn_cuda_take_error(char *buffer, size_t size);
+
+/* Runs `call(descriptors)` (a model's rnn_call_<name>) on `stream`. On a
+ * stream other than the legacy default one, and unless the environment sets
+ * RNN_CUDA_GRAPHS=0, the second call with the same `key` (the function, the
+ * buffers and the shapes) is captured into a CUDA graph and later calls
+ * replay it with one launch. Returns 1 if a CUDA error was recorded (read it
+ * with rnn_cuda_take_error). */
+int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
+                      const char *key, size_t key_size);
+
+/* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
+ * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n) and bit 1 allows
+ * TF32 tensor-core arithmetic for f32 operands. Pointers are device
+ * addresses. */
+void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                   int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
+                   int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RNN_RUNTIME_RNN_CUDA_RUNTIME_H */

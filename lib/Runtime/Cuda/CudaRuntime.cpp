@@ -1,0 +1,415 @@
+//===- CudaRuntime.cpp - The GPU runtime ABI of compiled models -----------===//
+//
+// MLIR's GPU lowering calls mgpu* functions; this implements them on the CUDA
+// driver API. Three choices matter:
+//  * every "stream" the generated code creates is the caller's stream (set
+//    per call by rnn_cuda_set_stream), and waiting on it from generated code
+//    is free: the host never reads device data, so stream order suffices and
+//    a model call never blocks the host;
+//  * memory is stream-ordered (cuMemAllocAsync / cuMemFreeAsync), so the
+//    per-step temporaries of a scan cost no synchronisation;
+//  * errors never abort: the first one is recorded (per thread; module loads
+//    at library load time globally) and librnn_runtime reports it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Runtime/rnn_cuda_runtime.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <string>
+
+#define RNN_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+thread_local CUstream currentStream = nullptr;
+thread_local std::string threadError;
+std::mutex loadMutex;
+std::string loadError; // Errors while loading kernels (any thread).
+
+void record(const std::string &message) {
+  if (threadError.empty())
+    threadError = message;
+}
+
+bool check(CUresult result, const char *what) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  const char *name = nullptr, *text = nullptr;
+  cuGetErrorName(result, &name);
+  cuGetErrorString(result, &text);
+  record(std::string(what) + " failed: " + (name ? name : "CUDA error") +
+         (text ? std::string(" (") + text + ")" : std::string()));
+  return false;
+}
+
+int32_t defaultDevice = 0;
+
+/// Makes the primary context of the device current on this thread.
+bool ensureContext() {
+  static std::once_flag once;
+  static CUresult initResult = CUDA_SUCCESS;
+  std::call_once(once, [] { initResult = cuInit(0); });
+  if (!check(initResult, "cuInit"))
+    return false;
+  CUcontext current = nullptr;
+  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
+    return true;
+  CUdevice device;
+  if (!check(cuDeviceGet(&device, defaultDevice), "cuDeviceGet"))
+    return false;
+  CUcontext context;
+  if (!check(cuDevicePrimaryCtxRetain(&context, device),
+             "cuDevicePrimaryCtxRetain"))
+    return false;
+  return check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Hooks for librnn_runtime
+//===----------------------------------------------------------------------===//
+
+RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
+  currentStream = static_cast<CUstream>(stream);
+  ensureContext();
+}
+
+RNN_EXPORT int32_t rnn_cuda_take_error(char *buffer, size_t size) {
+  std::string message;
+  {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (!loadError.empty())
+      message = "loading the model's kernels: " + loadError;
+  }
+  if (message.empty())
+    message.swap(threadError);
+  threadError.clear();
+  if (message.empty())
+    return 0;
+  if (buffer && size) {
+    std::strncpy(buffer, message.c_str(), size - 1);
+    buffer[size - 1] = '\0';
+  }
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Whole calls as CUDA graphs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A call's graph, for one function and one set of buffers and shapes.
+struct CallGraph {
+  std::string key;
+  int calls = 0;
+  CUgraphExec exec = nullptr;
+};
+
+std::mutex graphMutex;
+std::list<CallGraph> graphs; // Most recently used first.
+constexpr size_t kMaxGraphs = 32;
+
+bool graphsEnabled() {
+  static const bool enabled = [] {
+    const char *value = getenv("RNN_CUDA_GRAPHS");
+    return !value || std::string(value) != "0";
+  }();
+  return enabled;
+}
+
+} // namespace
+
+RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
+                                 void **descriptors, const char *key,
+                                 size_t keySize) {
+  rnn_cuda_set_stream(stream);
+  // A call issues one GEMM and a few kernels per time step; launched one by
+  // one from the host, their launch cost dominates at small batch. The
+  // second call with the same buffers and shapes is captured into a graph
+  // (the first warms up cuBLAS and the kernels outside capture), and later
+  // ones replay it with a single launch. The legacy default stream cannot be
+  // captured: calls on it always run directly.
+  if (!stream || !graphsEnabled()) {
+    call(descriptors);
+    return threadError.empty() ? 0 : 1;
+  }
+  std::string id(key, keySize);
+  std::unique_lock<std::mutex> lock(graphMutex);
+  auto it = graphs.begin();
+  while (it != graphs.end() && it->key != id)
+    ++it;
+  if (it == graphs.end()) {
+    graphs.push_front(CallGraph{id});
+    if (graphs.size() > kMaxGraphs) {
+      if (graphs.back().exec)
+        cuGraphExecDestroy(graphs.back().exec);
+      graphs.pop_back();
+    }
+    it = graphs.begin();
+  } else {
+    graphs.splice(graphs.begin(), graphs, it);
+    it = graphs.begin();
+  }
+  CallGraph &entry = *it;
+  if (entry.exec) {
+    check(cuGraphLaunch(entry.exec, static_cast<CUstream>(stream)),
+          "cuGraphLaunch");
+    return threadError.empty() ? 0 : 1;
+  }
+  if (entry.calls++ == 0) {
+    lock.unlock();
+    call(descriptors);
+    return threadError.empty() ? 0 : 1;
+  }
+  CUstream cuStream = static_cast<CUstream>(stream);
+  if (!check(cuStreamBeginCapture(cuStream,
+                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+             "cuStreamBeginCapture"))
+    return 1;
+  call(descriptors);
+  CUgraph graph = nullptr;
+  bool captured =
+      check(cuStreamEndCapture(cuStream, &graph), "cuStreamEndCapture");
+  if (!threadError.empty() || !captured) {
+    if (graph)
+      cuGraphDestroy(graph);
+    return 1;
+  }
+  bool ready = check(cuGraphInstantiate(&entry.exec, graph, 0),
+                     "cuGraphInstantiate");
+  cuGraphDestroy(graph);
+  if (!ready) {
+    entry.exec = nullptr;
+    return 1;
+  }
+  check(cuGraphLaunch(entry.exec, cuStream), "cuGraphLaunch");
+  return threadError.empty() ? 0 : 1;
+}
+
+//===----------------------------------------------------------------------===//
+// MLIR's GPU runtime ABI
+//===----------------------------------------------------------------------===//
+
+RNN_EXPORT void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  // Runs from the model library's constructor: remember a failure for the
+  // first call instead of failing the load.
+  std::string saved;
+  saved.swap(threadError);
+  CUmodule module = nullptr;
+  if (ensureContext())
+    check(cuModuleLoadData(&module, data), "cuModuleLoadData");
+  if (!threadError.empty()) {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (loadError.empty())
+      loadError = threadError;
+  }
+  threadError.swap(saved);
+  return module;
+}
+
+RNN_EXPORT void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
+  return mgpuModuleLoad(data, 0);
+}
+
+RNN_EXPORT void mgpuModuleUnload(void *module) {
+  if (module)
+    cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+RNN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
+  if (!module) {
+    record(std::string("kernel ") + name + " is not loaded");
+    return nullptr;
+  }
+  CUfunction function = nullptr;
+  check(cuModuleGetFunction(&function, static_cast<CUmodule>(module), name),
+        "cuModuleGetFunction");
+  return function;
+}
+
+RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ,
+                                 int32_t sharedBytes, void *stream,
+                                 void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  if (!function)
+    return; // The missing kernel was recorded.
+  check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
+                       blockX, blockY, blockZ, sharedBytes,
+                       static_cast<CUstream>(stream), params, extra),
+        "cuLaunchKernel");
+}
+
+RNN_EXPORT void *mgpuStreamCreate() {
+  ensureContext();
+  return currentStream;
+}
+
+RNN_EXPORT void mgpuStreamDestroy(void *stream) {
+  if (stream != currentStream)
+    check(cuStreamDestroy(static_cast<CUstream>(stream)), "cuStreamDestroy");
+}
+
+RNN_EXPORT void mgpuStreamSynchronize(void *stream) {
+  // The caller's stream orders everything; see the file comment.
+  if (stream != currentStream)
+    check(cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize");
+}
+
+RNN_EXPORT void mgpuStreamWaitEvent(void *stream, void *event) {
+  check(cuStreamWaitEvent(static_cast<CUstream>(stream),
+                          static_cast<CUevent>(event), 0),
+        "cuStreamWaitEvent");
+}
+
+RNN_EXPORT void *mgpuEventCreate() {
+  CUevent event = nullptr;
+  if (ensureContext())
+    check(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  return event;
+}
+
+RNN_EXPORT void mgpuEventDestroy(void *event) {
+  if (event)
+    check(cuEventDestroy(static_cast<CUevent>(event)), "cuEventDestroy");
+}
+
+RNN_EXPORT void mgpuEventSynchronize(void *event) {
+  check(cuEventSynchronize(static_cast<CUevent>(event)), "cuEventSynchronize");
+}
+
+RNN_EXPORT void mgpuEventRecord(void *event, void *stream) {
+  check(cuEventRecord(static_cast<CUevent>(event),
+                      static_cast<CUstream>(stream)),
+        "cuEventRecord");
+}
+
+RNN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
+  if (bytes == 0 || !ensureContext())
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  if (hostShared)
+    check(cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL),
+          "cuMemAllocManaged");
+  else
+    check(cuMemAllocAsync(&pointer, bytes, static_cast<CUstream>(stream)),
+          "cuMemAllocAsync");
+  return reinterpret_cast<void *>(pointer);
+}
+
+RNN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
+  if (pointer)
+    check(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                         static_cast<CUstream>(stream)),
+          "cuMemFreeAsync");
+}
+
+RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                      reinterpret_cast<CUdeviceptr>(src), bytes,
+                      static_cast<CUstream>(stream)),
+        "cuMemcpyAsync");
+}
+
+RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
+                             void *stream) {
+  check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                         static_cast<CUstream>(stream)),
+        "cuMemsetD32Async");
+}
+
+RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
+                             void *stream) {
+  check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
+                         static_cast<unsigned short>(value), count,
+                         static_cast<CUstream>(stream)),
+        "cuMemsetD16Async");
+}
+
+RNN_EXPORT void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
+
+//===----------------------------------------------------------------------===//
+// GEMM on cuBLAS
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+cudaDataType cublasType(int32_t dtype) {
+  switch (dtype) {
+  case 0:
+    return CUDA_R_32F;
+  case 1:
+    return CUDA_R_64F;
+  case 2:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_16F;
+  }
+}
+
+/// One handle per thread, created on first use (cuBLAS handles are not
+/// thread-safe; streams are set per call).
+cublasHandle_t threadHandle() {
+  struct Handle {
+    cublasHandle_t handle = nullptr;
+    ~Handle() {
+      if (handle)
+        cublasDestroy(handle);
+    }
+  };
+  thread_local Handle holder;
+  if (!holder.handle && cublasCreate(&holder.handle) != CUBLAS_STATUS_SUCCESS)
+    holder.handle = nullptr;
+  return holder.handle;
+}
+
+} // namespace
+
+RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
+                              int64_t m, int64_t n, int64_t k, int64_t a,
+                              int64_t lda, int64_t b, int64_t ldb, int64_t c,
+                              int64_t ldc) {
+  if (m == 0 || n == 0)
+    return;
+  cublasHandle_t handle = threadHandle();
+  if (!handle) {
+    record("cublasCreate failed");
+    return;
+  }
+  cublasSetStream(handle, currentStream);
+  // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands
+  // and read each row-major buffer as its column-major transpose.
+  bool bIsNK = (flags & 1) == 0;
+  bool tf32 = (flags & 2) != 0;
+  cublasComputeType_t compute =
+      abDtype == 1 ? CUBLAS_COMPUTE_64F
+                   : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                           : CUBLAS_COMPUTE_32F);
+  double alpha64 = 1.0, beta64 = 0.0;
+  float alpha32 = 1.0f, beta32 = 0.0f;
+  const void *alpha = abDtype == 1 ? static_cast<const void *>(&alpha64)
+                                   : static_cast<const void *>(&alpha32);
+  const void *beta = abDtype == 1 ? static_cast<const void *>(&beta64)
+                                  : static_cast<const void *>(&beta32);
+  cublasStatus_t status = cublasGemmEx(
+      handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha,
+      reinterpret_cast<const void *>(b), cublasType(abDtype), ldb,
+      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, beta,
+      reinterpret_cast<void *>(c), cublasType(cDtype), ldc, compute,
+      CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    record(std::string("cublasGemmEx failed: ") +
+           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
+           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+}

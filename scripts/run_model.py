@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Compiles a model with rnn-compile and runs it on the CPU on random inputs.
+
+    scripts/run_model.py MODEL.mlir [-o MODEL.so] [-T 16] [-B 4] [--runs 20] [--seed 0]
+    scripts/run_model.py MODEL.so ...          (an already compiled model: just run it)
+
+For every function of the model: the arguments come from its signature, with
+random normal data (the sequence and the states at scale 1, the parameters,
+which have static shapes, at scale 0.3 so that the gates do not saturate). A
+dynamic size is T in dim 0 of a rank-3 argument (the sequence, [T, B, I]) and
+B everywhere else (the states, [B, H]). The function runs --runs times; the
+script prints each result's shape and sum (a checksum) and the median wall
+time per call, measured around the Python call (ctypes and the allocation of
+the results included).
+
+It uses the binding in <repo>/python (rnn.compile_mlir, rnn.Model), which
+finds build/bin/rnn-compile and build/lib/librnn_runtime.so (RNN_COMPILE and
+RNN_RUNTIME_LIB override them).
+"""
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+import numpy as np  # noqa: E402
+
+import rnn  # noqa: E402
+
+WEIGHT_SCALE = 0.3
+FLOAT_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16}
+DTYPE_NAMES = {np.dtype(t): name for name, t in FLOAT_DTYPES.items()}
+
+
+def make_args(signature_args, T, B, rng):
+    args = []
+    for dtype, shape in signature_args:
+        if dtype not in FLOAT_DTYPES:
+            raise SystemExit(f"run_model: this script fills float arguments only, not {dtype}")
+        dynamic = any(s is None for s in shape)
+        concrete = tuple((T if len(shape) == 3 and d == 0 else B) if s is None else s
+                         for d, s in enumerate(shape))
+        scale = 1.0 if dynamic else WEIGHT_SCALE
+        args.append((scale * rng.standard_normal(concrete)).astype(FLOAT_DTYPES[dtype]))
+    return args
+
+
+def fmt_shape(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def fmt_time(seconds):
+    return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a .mlir file to compile, or a .so made by rnn-compile")
+    parser.add_argument("-o", "--output", help="where to write the .so (default: next to the .mlir)")
+    parser.add_argument("-T", type=int, default=16, help="sequence length (default 16)")
+    parser.add_argument("-B", type=int, default=4, help="batch size (default 4)")
+    parser.add_argument("--runs", type=int, default=20, help="timed calls (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    opts = parser.parse_args()
+    if min(opts.T, opts.B, opts.runs) < 1:
+        parser.error("-T, -B and --runs must be at least 1")
+
+    model_path = Path(opts.model)
+    if model_path.suffix != ".so":
+        output = Path(opts.output) if opts.output else model_path.with_suffix(".so")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        try:
+            rnn.compile_mlir(model_path, output)
+        except rnn.CompileError as e:
+            print(f"run_model: {e}", file=sys.stderr)
+            return 1
+        print(f"-- compiled {model_path} -> {output} with rnn-compile "
+              f"in {time.perf_counter() - start:.2f} s")
+        model_path = output
+
+    rng = np.random.default_rng(opts.seed)
+    try:
+        with rnn.Model(model_path) as model:
+            for name in model.functions:
+                sig_args, _ = model.signature(name)
+                args = make_args(sig_args, opts.T, opts.B, rng)
+                print(f"-- {name}: {len(args)} arguments, random normal inputs, "
+                      f"T = {opts.T}, B = {opts.B}")
+                times = []
+                for _ in range(opts.runs):
+                    start = time.perf_counter()
+                    results = model(name, *args)
+                    times.append(time.perf_counter() - start)
+                for k, r in enumerate(results):
+                    print(f"   result #{k}: {DTYPE_NAMES.get(r.dtype, r.dtype)} {fmt_shape(r.shape)}  "
+                          f"sum {float(np.sum(r, dtype=np.float64)):.6f}")
+                print(f"   median wall time per call: {fmt_time(statistics.median(times))} "
+                      f"over {opts.runs} calls (min {fmt_time(min(times))})")
+    except (rnn.RNNError, OSError) as e:
+        print(f"run_model: {model_path}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
