@@ -28,6 +28,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -143,6 +144,8 @@ struct rnn_model {
   rnn_model &operator=(const rnn_model &) = delete;
   // Closing here also covers a load that fails, or throws, after dlopen.
   ~rnn_model() {
+    if (releaseCudaGraphs)
+      releaseCudaGraphs(graphPrefix.data(), graphPrefix.size());
     if (handle)
       dlclose(handle);
   }
@@ -157,6 +160,10 @@ struct rnn_model {
   int32_t (*takeCudaError)(char *, size_t) = nullptr;
   int32_t (*cudaCall)(void *, void (*)(void **), void **, const char *,
                       size_t) = nullptr;
+  void (*releaseCudaGraphs)(const char *, size_t) = nullptr;
+  /// Distinguishes this load from any other (the same library loaded again
+  /// may land at the same addresses) in the keys of its CUDA graphs.
+  std::string graphPrefix;
 };
 
 namespace {
@@ -728,7 +735,12 @@ static rnn_status readModel(rnn_model &model) {
     model.cudaCall = reinterpret_cast<int32_t (*)(
         void *, void (*)(void **), void **, const char *, size_t)>(
         dlsym(model.handle, "rnn_cuda_call"));
-    if (!model.setCudaStream || !model.takeCudaError || !model.cudaCall)
+    model.releaseCudaGraphs = reinterpret_cast<void (*)(const char *, size_t)>(
+        dlsym(model.handle, "rnn_cuda_release_graphs"));
+    static std::atomic<uint64_t> loads{0};
+    model.graphPrefix = "model" + std::to_string(++loads) + ":";
+    if (!model.setCudaStream || !model.takeCudaError || !model.cudaCall ||
+        !model.releaseCudaGraphs)
       return fail(RNN_ERROR_BAD_MODEL,
                   model.path + ": a CUDA model, but librnn_runtime_cuda's "
                                "rnn_cuda_set_stream / rnn_cuda_take_error "
@@ -870,7 +882,7 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
       // the kernels themselves surface when the caller synchronises.
       // The key of the call's CUDA graph: the function and every buffer's
       // address and shape.
-      std::string key = function->name;
+      std::string key = model->graphPrefix + function->name;
       for (const MemRefDescriptor &d : descriptors)
         key.append(reinterpret_cast<const char *>(&d), sizeof(d));
       model->cudaCall(stream, function->call, pointers.data(), key.data(),

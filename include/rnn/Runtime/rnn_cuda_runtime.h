@@ -37,6 +37,10 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);
 
+/* Drops the graphs whose key starts with `prefix` (a model being unloaded:
+ * its graphs refer to its kernels). */
+void rnn_cuda_release_graphs(const char *prefix, size_t size);
+
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
  * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n) and bit 1 allows
  * TF32 tensor-core arithmetic for f32 operands. Pointers are device

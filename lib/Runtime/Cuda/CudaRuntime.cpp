@@ -128,6 +128,20 @@ bool graphsEnabled() {
 
 } // namespace
 
+RNN_EXPORT void rnn_cuda_release_graphs(const char *prefix, size_t size) {
+  std::string start(prefix, size);
+  std::lock_guard<std::mutex> lock(graphMutex);
+  for (auto it = graphs.begin(); it != graphs.end();) {
+    if (it->key.compare(0, start.size(), start) == 0) {
+      if (it->exec)
+        cuGraphExecDestroy(it->exec);
+      it = graphs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
                                  void **descriptors, const char *key,
                                  size_t keySize) {
