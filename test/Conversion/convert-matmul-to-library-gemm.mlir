@@ -87,3 +87,47 @@ func.func @not_a_matrix(%x: memref<4x3xf32, strided<[6, 2]>>, %w: memref<8x3xf32
   }
   return
 }
+
+// -----
+
+#in = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#out = affine_map<(b, n, k) -> (b, n)>
+
+// The zero-fill the contraction accumulated onto is dead once the GEMM
+// overwrites the buffer; a fill with a write in between is not.
+// CHECK-LABEL: func.func @dead_fill
+// CHECK-NOT: linalg.fill
+// CHECK: call @rnn_cpu_gemm
+// CHECK-LABEL: func.func @live_fill
+// CHECK: linalg.fill
+// CHECK: memref.store
+// CHECK: call @rnn_cpu_gemm
+func.func @dead_fill(%x: memref<4x3xf32>, %w: memref<8x3xf32>, %y: memref<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<4x8xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x3xf32>, memref<8x3xf32>) outs(%y : memref<4x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @live_fill(%x: memref<4x3xf32>, %w: memref<8x3xf32>, %y: memref<4x8xf32>, %v: f32) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%zero : f32) outs(%y : memref<4x8xf32>)
+  memref.store %v, %x[%c0, %c0] : memref<4x3xf32>
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x3xf32>, memref<8x3xf32>) outs(%y : memref<4x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace rnn {
 #define GEN_PASS_DEF_CONVERTMATMULTOLIBRARYGEMM
@@ -41,6 +42,25 @@ static bool isMatrixOfRows(MemRefType type) {
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
   return type.getRank() == 2 && strides.back() == 1;
+}
+
+/// The contraction accumulated onto a zero-filled buffer; the GEMM call
+/// overwrites it (beta = 0), so a fill of the same buffer just before, with
+/// nothing in between that touches memory, is dead: one kernel (or loop)
+/// less per matmul.
+static void eraseDeadZeroFill(linalg::GenericOp contraction, Value buffer,
+                              Operation *call) {
+  for (Operation *op = contraction->getPrevNode(); op; op = op->getPrevNode()) {
+    if (op == call)
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      if (fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer)
+        fill.erase();
+      return;
+    }
+    if (!isMemoryEffectFree(op))
+      return;
+  }
 }
 
 struct ConvertMatmulToLibraryGemmPass
@@ -127,10 +147,11 @@ struct ConvertMatmulToLibraryGemmPass
           memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
       Value n = i64Of(
           memref::DimOp::create(builder, loc, c, cType.getRank() - 1));
-      func::CallOp::create(builder, loc, callee,
+      auto call = func::CallOp::create(builder, loc, callee,
                            ValueRange{constantI32(abCode), constantI32(cCode),
                                       constantI32(layout), i64Of(rows), n, k,
                                       aAddr, lda, bAddr, ldb, cAddr, ldc});
+      eraseDeadZeroFill(contraction, c, call);
       contraction.erase();
       ++numCalls;
     }
