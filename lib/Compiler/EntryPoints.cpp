@@ -27,8 +27,8 @@ LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
 
   std::string text = manifest.str();
   text.push_back('\0');
-  auto arrayType = LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
-                                            text.size());
+  auto arrayType =
+      LLVM::LLVMArrayType::get(IntegerType::get(context, 8), text.size());
   LLVM::GlobalOp::create(builder, loc, arrayType, /*isConstant=*/true,
                          LLVM::Linkage::External, "rnn_manifest",
                          builder.getStringAttr(text));
@@ -36,8 +36,7 @@ LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
   targetText.push_back('\0');
   LLVM::GlobalOp::create(
       builder, loc,
-      LLVM::LLVMArrayType::get(IntegerType::get(context, 8),
-                               targetText.size()),
+      LLVM::LLVMArrayType::get(IntegerType::get(context, 8), targetText.size()),
       /*isConstant=*/true, LLVM::Linkage::External, "rnn_target",
       builder.getStringAttr(targetText));
 
@@ -45,12 +44,11 @@ LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
     auto wrapped =
         module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
     if (!wrapped)
-      return module.emitError() << "no C interface was generated for @"
-                                << name;
-    auto entryType = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(context), {ptr});
-    auto entry = LLVM::LLVMFuncOp::create(builder, loc, "rnn_call_" + name,
-                                          entryType);
+      return module.emitError() << "no C interface was generated for @" << name;
+    auto entryType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptr});
+    auto entry =
+        LLVM::LLVMFuncOp::create(builder, loc, "rnn_call_" + name, entryType);
     Block *block = entry.addEntryBlock(builder);
     OpBuilder body = OpBuilder::atBlockEnd(block);
     Value argv = block->getArgument(0);

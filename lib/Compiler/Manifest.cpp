@@ -145,9 +145,9 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
     for (BlockArgument arg : func.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type)
-        return func.emitError() << "argument #" << arg.getArgNumber()
-                                << " has type " << arg.getType()
-                                << "; a compiled function takes tensors only";
+        return func.emitError()
+               << "argument #" << arg.getArgNumber() << " has type "
+               << arg.getType() << "; a compiled function takes tensors only";
       for (int64_t d = 0; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
           symbolOfLeader.try_emplace(leaderOf(arg, d), symbolOfLeader.size());

@@ -60,8 +60,8 @@ LogicalResult emitObject(ModuleOp module, StringRef path, unsigned optLevel,
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return module.emitError() << "no LLVM target for " << triple.str() << ": "
-                              << error;
+    return module.emitError()
+           << "no LLVM target for " << triple.str() << ": " << error;
   llvm::TargetOptions options;
   // Constructors (the CUDA backend's kernel loading) must go to .init_array:
   // the loader no longer runs the legacy .ctors section.
@@ -78,8 +78,8 @@ LogicalResult emitObject(ModuleOp module, StringRef path, unsigned optLevel,
   std::error_code ec;
   llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
-    return module.emitError() << "cannot write " << path << ": "
-                              << ec.message();
+    return module.emitError()
+           << "cannot write " << path << ": " << ec.message();
   if (emitLLVMIR) {
     llvmModule->print(out.os(), nullptr);
   } else {
@@ -100,19 +100,19 @@ llvm::Error linkSharedLibrary(StringRef object, StringRef output,
   std::string libDir = ("-L" + runtimeDir).str();
   // $ORIGIN first: a model copied next to its librnn_runtime.so (an
   // ahead-of-time artifact on another machine) finds it there.
-  SmallVector<StringRef> args{clang,  "-shared", "-fuse-ld=lld", "-o",
-                              output, object,    libDir,         "-lrnn_runtime"};
+  SmallVector<StringRef> args{clang,  "-shared", "-fuse-ld=lld", "-o", output,
+                              object, libDir,    "-lrnn_runtime"};
   if (cuda)
     args.push_back("-lrnn_runtime_cuda");
   args.append({"-lm", "-Wl,-rpath,$ORIGIN", rpath});
   std::string message;
-  int rc = llvm::sys::ExecuteAndWait(clang, args, std::nullopt, {}, 0, 0,
-                                     &message);
+  int rc =
+      llvm::sys::ExecuteAndWait(clang, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0)
-    return llvm::createStringError(
-        "linking " + output.str() + " failed (" + clang +
-        (message.empty() ? "" : ": " + message) + ", exit code " +
-        std::to_string(rc) + ")");
+    return llvm::createStringError("linking " + output.str() + " failed (" +
+                                   clang +
+                                   (message.empty() ? "" : ": " + message) +
+                                   ", exit code " + std::to_string(rc) + ")");
   return llvm::Error::success();
 }
 

@@ -312,8 +312,8 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
   widenMatrix(b, bRows, bCols, ldb, b32, widen);
 
   blas().sgemm(CblasRowMajor, CblasNoTrans,
-              bLayout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans, m, n, k,
-              1.0f, a32, k, b32, bCols, 0.0f, c32, ldc32);
+               bLayout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans, m, n, k,
+               1.0f, a32, k, b32, bCols, 0.0f, c32, ldc32);
 
   if (narrowC)
     narrowMatrix(c32, m, n, static_cast<uint16_t *>(c), ldc,
@@ -367,17 +367,17 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
   CBLAS_TRANSPOSE transB =
       b_layout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans;
   if (ab_dtype == RNN_F32) {
-    lib.sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
-                1.0f, reinterpret_cast<const float *>(a), int(lda),
-                reinterpret_cast<const float *>(b), int(ldb), 0.0f,
-                reinterpret_cast<float *>(c), int(ldc));
+    lib.sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0f,
+              reinterpret_cast<const float *>(a), int(lda),
+              reinterpret_cast<const float *>(b), int(ldb), 0.0f,
+              reinterpret_cast<float *>(c), int(ldc));
     return;
   }
   if (ab_dtype == RNN_F64) {
-    lib.dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k),
-                1.0, reinterpret_cast<const double *>(a), int(lda),
-                reinterpret_cast<const double *>(b), int(ldb), 0.0,
-                reinterpret_cast<double *>(c), int(ldc));
+    lib.dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0,
+              reinterpret_cast<const double *>(a), int(lda),
+              reinterpret_cast<const double *>(b), int(ldb), 0.0,
+              reinterpret_cast<double *>(c), int(ldc));
     return;
   }
   gemm16(ab_dtype, c_dtype, b_layout, int(m), int(n), int(k),

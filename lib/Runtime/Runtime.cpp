@@ -23,12 +23,12 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
-#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>

@@ -109,6 +109,43 @@ def _to_numpy(v):
     return np.asarray(v)
 
 
+def _normalize_device(device):
+    """'cpu', 'cuda' or 'cuda:N' from a string or a torch.device."""
+    d = str(device)
+    if d == "cpu" or re.fullmatch(r"cuda(:\d+)?", d):
+        return d
+    raise NotImplementedError(f"device {device!r}: the backends are 'cpu' and 'cuda' "
+                              "(or 'cuda:N')")
+
+
+_TORCH = []
+
+
+def _torch_cuda():
+    """torch, when it imports and sees a GPU; else None. Imported on first need only."""
+    if not _TORCH:
+        try:
+            import torch
+            _TORCH.append(torch if torch.cuda.is_available() else None)
+        except ImportError:
+            _TORCH.append(None)
+    return _TORCH[0]
+
+
+def _is_torch_tensor(v):
+    return type(v).__module__.startswith("torch") and hasattr(v, "data_ptr")
+
+
+_TORCH_DT = {"torch.float32": "f32", "torch.float64": "f64", "torch.int64": "i64",
+             "torch.int32": "i32", "torch.float16": "f16", "torch.bfloat16": "bf16"}
+
+
+def _desc(t):
+    """(device pointer, rnn dtype name, shape) of a contiguous torch tensor."""
+    return (t.data_ptr() if t.numel() else 0, _TORCH_DT.get(str(t.dtype), str(t.dtype)),
+            tuple(t.shape))
+
+
 # ------------------------------------------------------------------------------------------
 # The emitted IR
 # ------------------------------------------------------------------------------------------
@@ -224,7 +261,11 @@ class RNN:
       input_size, hidden_size: I and H of the cell's sizes.
       num_layers, bidirectional, batch_first: as torch.nn.LSTM.
       dtype: "float32" (default) or "float64".
-      device: "cpu" (the CUDA backend comes later).
+      device: "cpu" (numpy arrays in and out) or "cuda" / "cuda:N": compiled with
+        rnn-compile --target=cuda, called with torch CUDA tensors, zero-copy, on the current
+        stream (outputs are new torch CUDA tensors; the call does not synchronise). The
+        parameters are torch CUDA tensors where torch sees a GPU (numpy until the first call
+        otherwise). Float32 matmuls are exact fp32 (no TF32).
       sizes: other sizes the cell uses, by Dim name (e.g. {"P": 12}).
       proj_size: PyTorch's name for sizes={"P": proj_size} (rnn.zoo.lstmp).
       optimize: run the rnn-optimize pipeline (default True).
@@ -246,14 +287,12 @@ class RNN:
             raise TypeError(f"dtype {DTYPE_LONG[dt]} is not supported by the CPU backend "
                             "(numpy has no bfloat16 and the CPU cells compute in float32 or "
                             "float64); use float32 or float64")
-        if str(device) != "cpu":
-            raise NotImplementedError(f"device {device!r}: only the CPU backend exists so far "
-                                      "(the CUDA backend is not built yet)")
+        device = _normalize_device(device)
         sizes = dict(sizes or {})
         if proj_size:
             sizes["P"] = int(proj_size)
         D = 2 if bidirectional else 1
-        self._device = "cpu"
+        self._device = device
         self._optimize = bool(optimize)
         self._torch_bias = True
 
@@ -304,14 +343,21 @@ class RNN:
         what = (f"the model of cell {cell.name} (input_size={input_size}, "
                 f"hidden_size={hidden_size}, num_layers={num_layers}, "
                 f"bidirectional={bool(bidirectional)}, dtype={DTYPE_LONG[dt]})")
+        extra = ("--target=cuda",) if self.is_cuda else ()
         try:
-            path, hit = _cache.compile_cached(self.mlir, optimize=self._optimize)
+            path, hit = _cache.compile_cached(self.mlir, optimize=self._optimize,
+                                              extra_args=extra)
         except _runtime.CompileError as e:
             if e.returncode is None:  # no compiler: nothing to map
                 raise
             raise _map_compile_error(e, self.mlir, self._traced, what) from None
         self.library = path
         self.from_cache = hit
+        self._model = None
+        if self.is_cuda:
+            # Loaded at the first call: the build machine may have no CUDA driver.
+            self._init_params(seed)
+            return
         try:
             self._model = _runtime.Model(path)
         except _runtime.RNNError as e:
@@ -357,6 +403,41 @@ class RNN:
             else:
                 a = np.full(shape, float(init))
             self.params[key] = np.ascontiguousarray(a, dtype=npdt)
+        self._place_params()
+
+    # -- CUDA ------------------------------------------------------------------------------
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self):
+        return self._device.startswith("cuda")
+
+    def _place_params(self):
+        """CUDA models: moves numpy parameters to torch CUDA tensors when torch and a GPU are
+        there (otherwise they stay numpy and are uploaded at the first call)."""
+        if not self.is_cuda:
+            return
+        torch = _torch_cuda()
+        if torch is None:
+            return
+        for k, v in list(self.params.items()):
+            if isinstance(v, np.ndarray):
+                self.params[k] = torch.from_numpy(v).to(self._device)
+
+    def _cuda_model(self):
+        if self._model is None:
+            try:
+                self._model = _runtime.Model(self.library)
+            except _runtime.RNNError as e:
+                raise _runtime.RNNError(
+                    e.status, e.status_name,
+                    f"{e.message} (loading the CUDA model {self.library}: it needs "
+                    "librnn_runtime_cuda.so, libcuda.so.1 and libcublas.so.13 on the library "
+                    "path)") from e
+        return self._model
 
     def param(self, name, layer=0, reverse=False):
         """The parameter array `name` of `layer` (the reverse direction's with reverse=True);
@@ -386,7 +467,7 @@ class RNN:
                 if not self._torch_bias and tname.startswith("bias"):
                     continue
                 key = _param_key(tname, l, d == 1)
-            out[key] = self.params[_param_key(name, l, d == 1)].copy()
+            out[key] = _to_numpy(self.params[_param_key(name, l, d == 1)]).copy()
         if torch:
             import torch as _torch
             out = {k: _torch.from_numpy(v) for k, v in out.items()}
@@ -437,6 +518,7 @@ class RNN:
             raise ShapeError("\n".join(msg))
         for ours, a in staged.items():
             self.params[ours] = a
+        self._place_params()
         return {"missing_keys": missing, "unexpected_keys": unexpected}
 
     @classmethod
@@ -491,6 +573,8 @@ class RNN:
                 f"dtype={self.dtype})")
 
     def _check_params(self):
+        if self.is_cuda:
+            return self._cuda_params()
         npdt = _NP_DTYPES[self._spec.dtype]
         arrays = []
         for key, name, l, d, shape in self._keys():
@@ -517,6 +601,8 @@ class RNN:
         zeros). lengths: [B] valid lengths (PyTorch's packed sequences; positions past a
         row's length give zero outputs and leave its state alone). Returns (output,
         final states) in the structure of hx."""
+        if self.is_cuda:
+            return self._call_cuda(input, hx, lengths)
         s = self._spec
         D, L = s.num_directions, s.num_layers
         npdt = _NP_DTYPES[s.dtype]
@@ -629,6 +715,163 @@ class RNN:
             return ys, dict(zip(s.state_names, stacked))
         return ys, (stacked[0] if n_states == 1 else tuple(stacked))
 
+    # -- calling a CUDA model --------------------------------------------------------------
+
+    def _need_cuda_tensor(self, what, v):
+        """v as a torch CUDA tensor on the model's device, or a clear TypeError."""
+        if not _is_torch_tensor(v):
+            raise TypeError(f"{what}: this model runs on CUDA (device={self._device!r}) and "
+                            f"takes torch CUDA tensors, got {type(v).__module__}."
+                            f"{type(v).__name__} (move it with torch.as_tensor(...).cuda(), or "
+                            "build the model with device='cpu' for numpy arrays)")
+        if not v.is_cuda:
+            raise TypeError(f"{what}: this model runs on CUDA (device={self._device!r}); got a "
+                            f"tensor on {v.device} (move it with .cuda())")
+        return v
+
+    def _cuda_params(self):
+        """The parameters as contiguous torch CUDA tensors, uploading numpy ones (once)."""
+        torch = _torch_cuda()
+        if torch is None:
+            raise RuntimeError("a CUDA model needs PyTorch with a visible GPU to run")
+        out = []
+        tdt = torch.float64 if self._spec.dtype == "f64" else torch.float32
+        for key, name, l, d, shape in self._keys():
+            a = self.params.get(key)
+            if a is None:
+                raise KeyError(f"parameter {key!r} is missing from model.params")
+            if isinstance(a, np.ndarray):
+                a = torch.from_numpy(np.ascontiguousarray(a)).to(self._device)
+                self.params[key] = a
+            elif not _is_torch_tensor(a):
+                raise TypeError(f"parameter {key!r}: expected a torch CUDA tensor (or a numpy "
+                                f"array), got {type(a).__name__}")
+            self._need_cuda_tensor(f"parameter {key!r}", a)
+            if tuple(a.shape) != tuple(shape):
+                raise ShapeError(f"parameter {key!r}: expected {list(shape)}, got "
+                                 f"{list(a.shape)}")
+            if a.dtype != tdt:
+                raise TypeError(f"parameter {key!r}: expected dtype {self.dtype}, got "
+                                f"{a.dtype} (use load_state_dict, which converts)")
+            out.append(a.contiguous())
+        return out
+
+    def _call_cuda(self, input, hx, lengths):
+        s = self._spec
+        D, L = s.num_directions, s.num_layers
+        x = self._need_cuda_tensor("input", input)
+        torch = _torch_cuda()
+        dev = x.device
+        tdt = torch.float64 if s.dtype == "f64" else torch.float32
+        layout = "[B, T, {}]" if s.batch_first else "[T, B, {}]"
+        expect = layout.format(s.input_size) + f" (input_size={s.input_size})"
+        if x.dim() not in (2, 3):
+            raise ShapeError(f"input: expected {expect} or unbatched [T, {s.input_size}], got "
+                             f"{list(x.shape)}")
+        unbatched = x.dim() == 2
+        if x.shape[-1] != s.input_size:
+            exp = f"[T, {s.input_size}] (input_size={s.input_size})" if unbatched else expect
+            raise ShapeError(f"input: expected {exp}, got {list(x.shape)}")
+        if x.dtype != tdt:
+            raise TypeError(f"input: expected dtype {self.dtype}, got {x.dtype}")
+        if unbatched:
+            x = x[:, None, :]
+        elif s.batch_first:
+            x = x.transpose(0, 1)
+        x = x.contiguous()
+        T, B = int(x.shape[0]), int(x.shape[1])
+
+        n_states = len(s.state_names)
+        if hx is None:
+            given = [None] * n_states
+        elif isinstance(hx, dict):
+            unknown = set(hx) - set(s.state_names)
+            if unknown:
+                raise KeyError(f"hx: unknown state(s) {sorted(unknown)}; the cell's states are "
+                               f"{list(s.state_names)}")
+            given = [hx.get(n) for n in s.state_names]
+        elif isinstance(hx, (tuple, list)) and not _is_torch_tensor(hx):
+            if n_states == 1 and isinstance(hx, list) and len(hx) != 1:
+                raise ShapeError("hx: pass the initial state as one tensor")
+            if len(hx) != n_states:
+                raise ShapeError(f"hx: expected {n_states} initial state(s) "
+                                 f"({', '.join(s.state_names)}), got {len(hx)}")
+            given = list(hx)
+        else:
+            if n_states != 1:
+                raise ShapeError(f"hx: the cell has {n_states} states "
+                                 f"({', '.join(s.state_names)}); pass a tuple")
+            given = [hx]
+        inits = []
+        for name, n, h in zip(s.state_names, s.state_sizes, given):
+            if h is None:
+                inits.append(torch.zeros((D * L, B, n), dtype=tdt, device=dev))
+                continue
+            h = self._need_cuda_tensor(f"initial state {name!r}", h)
+            want = (D * L, n) if unbatched else (D * L, B, n)
+            if tuple(h.shape) != want:
+                wdesc = (f"[{D * L}, {n}]" if unbatched else f"[{D * L}, {B}, {n}]")
+                raise ShapeError(
+                    f"initial state {name!r}: expected {wdesc} (num_directions*num_layers="
+                    f"{D * L}{'' if unbatched else f', batch={B}'}, {name} size={n}), got "
+                    f"{list(h.shape)}")
+            if h.dtype != tdt:
+                raise TypeError(f"initial state {name!r}: expected dtype {self.dtype}, got "
+                                f"{h.dtype}")
+            if h.device != dev:
+                raise TypeError(f"initial state {name!r}: on {h.device}, the input on {dev}")
+            inits.append((h[:, None, :] if unbatched else h).contiguous())
+        args = [x]
+        fname = FUNC
+        if lengths is not None:
+            # Validated on the host (a small copy; a CUDA tensor synchronises here).
+            lens = _to_numpy(lengths) if _is_torch_tensor(lengths) else np.asarray(lengths)
+            lens = lens.reshape(-1) if unbatched else lens
+            if lens.ndim != 1 or lens.shape[0] != B:
+                raise ShapeError(f"lengths: expected [{B}] (one length per batch row), got "
+                                 f"{list(lens.shape)}")
+            if lens.size and not np.issubdtype(lens.dtype, np.integer):
+                if not np.all(np.equal(np.mod(lens, 1), 0)):
+                    raise TypeError(f"lengths: expected integers, got dtype {lens.dtype}")
+            lens = lens.astype(np.int64)
+            bad = np.nonzero((lens < 0) | (lens > T))[0]
+            if bad.size:
+                b0 = int(bad[0])
+                raise ShapeError(f"lengths: every length must be in [0, T={T}], got "
+                                 f"{int(lens[b0])} at row {b0}")
+            args.append(torch.from_numpy(lens).to(dev))
+            fname = FUNC_LENGTHS
+        for l in range(L):
+            for d in range(D):
+                for k in range(n_states):
+                    args.append(inits[k][l * D + d])
+        params = self._cuda_params()
+        for p in params:
+            if p.device != dev:
+                raise TypeError(f"input: on {dev}, the model's parameters on {p.device}")
+        args += params
+        model = self._cuda_model()
+        descs = [_desc(a) for a in args]
+        shapes = model.result_descriptors(fname, descs)
+        ys = torch.empty(shapes[0][1], dtype=tdt, device=dev)
+        # The final states are written straight into the stacked [D*L, B, n] tensors.
+        finals = [torch.empty((D * L, B, n), dtype=tdt, device=dev) for n in s.state_sizes]
+        results = [ys] + [finals[k][l * D + d] for l in range(L) for d in range(D)
+                          for k in range(n_states)]
+        with torch.cuda.device(dev):
+            stream = torch.cuda.current_stream(dev).cuda_stream
+            # Temporaries (copies, zeros, lengths) were allocated on this stream, so the
+            # caching allocator reuses their memory only after the queued work.
+            model.run_descriptors(fname, descs, [_desc(r) for r in results], stream)
+        if unbatched:
+            ys = ys[:, 0, :]
+            finals = [f[:, 0, :] for f in finals]
+        elif s.batch_first:
+            ys = ys.transpose(0, 1).contiguous()
+        if isinstance(hx, dict):
+            return ys, dict(zip(s.state_names, finals))
+        return ys, (finals[0] if n_states == 1 else tuple(finals))
+
     forward = __call__
 
     # -- ahead-of-time artifacts -----------------------------------------------------------
@@ -643,12 +886,24 @@ class RNN:
         shutil.copyfile(self.library, out / "model.so")
         rt = _runtime.loaded_runtime_path() or _runtime.runtime_path()
         shutil.copyfile(rt, out / "librnn_runtime.so")
-        np.savez(out / "params.npz", **{k: a for k, a in self.named_parameters()})
+        if self.is_cuda:
+            rt_cuda = Path(rt).resolve().parent / "librnn_runtime_cuda.so"
+            if not rt_cuda.is_file():
+                rt_cuda = Path(_runtime.runtime_path()).resolve().parent / \
+                    "librnn_runtime_cuda.so"
+            if not rt_cuda.is_file():
+                raise FileNotFoundError(f"{rt_cuda} not found: a CUDA model needs "
+                                        "librnn_runtime_cuda.so (build rnn_runtime_cuda)")
+            shutil.copyfile(rt_cuda, out / "librnn_runtime_cuda.so")
+        np.savez(out / "params.npz", **{k: _to_numpy(a) for k, a in self.named_parameters()})
         if getattr(self, "mlir", None):
             (out / "model.mlir").write_text(self.mlir)
         manifest = {
             "format": FORMAT, "version": FORMAT_VERSION, "library": "model.so",
-            "runtime": "librnn_runtime.so", "params": "params.npz", "ir": "model.mlir",
+            "runtime": "librnn_runtime.so",
+            **({"runtime_cuda": "librnn_runtime_cuda.so", "target": "cuda"}
+               if self.is_cuda else {}),
+            "params": "params.npz", "ir": "model.mlir",
             "functions": {"forward": FUNC, "forward_lengths": FUNC_LENGTHS},
             "device": self._device, "torch_bias": self._torch_bias,
             "spec": self._spec.to_json(),
@@ -689,9 +944,15 @@ def load(directory):
     m.mlir = ir.read_text() if ir.is_file() else None
     m.library = str((d / manifest["library"]).resolve())
     m.from_cache = False
-    m._model = _runtime.Model(m.library)
+    m._model = None
     npdt = _NP_DTYPES[m._spec.dtype]
     with np.load(d / manifest["params"]) as z:
         m.params = {k: np.ascontiguousarray(z[k], dtype=npdt) for k in manifest["param_keys"]}
-    m._check_params()
+    if m.is_cuda:
+        m._place_params()
+        if _torch_cuda() is not None:
+            m._cuda_model()  # load now where it can run, so that errors come early
+    else:
+        m._model = _runtime.Model(m.library)
+        m._check_params()
     return m

@@ -291,6 +291,40 @@ class Model:
         return tuple(outs)
 
 
+    # -- device tensors (CUDA models) ------------------------------------------------------
+
+    def result_descriptors(self, name, args):
+        """The results of `name` for arguments given as descriptors (data pointer, dtype name,
+        shape): a list of (dtype_str, shape_tuple). No data is read (device pointers are fine)."""
+        descs = _desc_tensors(args)
+        n = self._num_results(name)
+        results = (RnnTensor * max(1, n))()
+        _check(self._lib, self._lib.rnn_model_result_shapes(
+            self._live(), name.encode(), descs, len(args), results, n))
+        return [_tensor_info(results[i]) for i in range(n)]
+
+    def run_descriptors(self, name, args, results, stream=None):
+        """Runs `name` on descriptors (data pointer, dtype name, shape) for the arguments and
+        the results (already allocated), on `stream` (an int CUstream / cudaStream_t, or None).
+        For CUDA models the pointers are device pointers and the call only queues the work."""
+        a = _desc_tensors(args)
+        r = _desc_tensors(results)
+        _check(self._lib, self._lib.rnn_model_run(
+            self._live(), name.encode(), a, len(args), r, len(results),
+            ctypes.c_void_p(stream) if stream else None))
+
+
+def _desc_tensors(descs):
+    tensors = (RnnTensor * max(1, len(descs)))()
+    for t, (ptr, dtype, shape) in zip(tensors, descs):
+        t.data = ptr or None
+        t.dtype = DTYPE_CODES.get(dtype, _UNKNOWN_DTYPE_CODE)
+        t.rank = len(shape)
+        for d, s in enumerate(tuple(shape)[:MAX_RANK]):
+            t.shape[d] = s
+    return tensors
+
+
 def _compiler_path():
     env = os.environ.get("RNN_COMPILE")
     path = env or str(REPO_ROOT / "build" / "bin" / "rnn-compile")

@@ -81,4 +81,6 @@ def to_torch(model):
                               nonlinearity=t["nonlinearity"], **kw)
     module = module.to(torch.float64 if spec.dtype == "f64" else torch.float32)
     module.load_state_dict(model.state_dict(torch=True))
+    if getattr(model, "is_cuda", False):
+        module = module.to(model.device)
     return module

@@ -48,19 +48,21 @@ static cl::opt<Target> target(
     "target", cl::desc("Code generation target"), cl::init(Target::CPU),
     cl::values(clEnumValN(Target::CPU, "cpu", "the host CPU (OpenBLAS GEMM)"),
                clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs")));
-static cl::opt<Emit> emit(
-    "emit", cl::desc("The stage to stop at"), cl::init(Emit::SO),
-    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
-               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
-               clEnumValN(Emit::Obj, "obj", "an object file"),
-               clEnumValN(Emit::SO, "so", "a shared library (default)")));
-static cl::opt<bool> noOptimize(
-    "no-optimize", cl::desc("Skip the rnn-optimize pipeline"), cl::init(false));
+static cl::opt<Emit>
+    emit("emit", cl::desc("The stage to stop at"), cl::init(Emit::SO),
+         cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+                    clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+                    clEnumValN(Emit::Obj, "obj", "an object file"),
+                    clEnumValN(Emit::SO, "so", "a shared library (default)")));
+static cl::opt<bool> noOptimize("no-optimize",
+                                cl::desc("Skip the rnn-optimize pipeline"),
+                                cl::init(false));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
                                   cl::Prefix, cl::init(2));
-static cl::opt<std::string> gpuChip(
-    "gpu-chip", cl::desc("CUDA architecture of the kernels (--target=cuda)"),
-    cl::init("sm_90a"));
+static cl::opt<std::string>
+    gpuChip("gpu-chip",
+            cl::desc("CUDA architecture of the kernels (--target=cuda)"),
+            cl::init("sm_90a"));
 static cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
@@ -161,8 +163,8 @@ int main(int argc, char **argv) {
     return fail(inputFile + " has no public func.func to compile");
 
   PassManager lowering(&context);
-  std::string pipeline = cuda ? rnn::cudaLoweringPipeline(gpuChip)
-                              : rnn::cpuLoweringPipeline();
+  std::string pipeline =
+      cuda ? rnn::cudaLoweringPipeline(gpuChip) : rnn::cpuLoweringPipeline();
   if (failed(parsePassPipeline(pipeline, lowering)))
     return fail("internal: the lowering pipeline does not parse");
   if (failed(lowering.run(*module)))
@@ -193,8 +195,7 @@ int main(int argc, char **argv) {
   llvm::FileRemover removeObject(object);
   if (failed(rnn::emitObject(*module, object, optLevel, false)))
     return fail("code generation failed");
-  if (llvm::Error e =
-          rnn::linkSharedLibrary(object, outputFile, runtime, cuda))
+  if (llvm::Error e = rnn::linkSharedLibrary(object, outputFile, runtime, cuda))
     return fail(llvm::toString(std::move(e)));
   return 0;
 }

@@ -42,9 +42,8 @@ struct ConvertParallelLoopsToKernelsPass
     // Trip counts per dimension and in all.
     SmallVector<Value> counts;
     Value total = arith::ConstantIndexOp::create(b, loc, 1);
-    for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                         loop.getUpperBound(),
-                                         loop.getStep())) {
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
       Value span = arith::SubIOp::create(b, loc, ub, lb);
       Value count = arith::CeilDivUIOp::create(b, loc, span, step);
       counts.push_back(count);
@@ -54,17 +53,17 @@ struct ConvertParallelLoopsToKernelsPass
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
     // An empty iteration space launches nothing.
-    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                           total,
-                                           arith::ConstantIndexOp::create(b, loc, 0));
+    Value nonEmpty =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
+                              arith::ConstantIndexOp::create(b, loc, 0));
     auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElse=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
 
-    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value id = arith::AddIOp::create(
-        kb, loc,
-        arith::MulIOp::create(kb, loc, launch.getBlockIds().x, block),
+        kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, block),
         launch.getThreadIds().x);
     Value inRange =
         arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, id, total);
@@ -74,8 +73,9 @@ struct ConvertParallelLoopsToKernelsPass
     SmallVector<Value> ivs(counts.size());
     Value rest = id;
     for (int64_t d = counts.size() - 1; d >= 0; --d) {
-      Value index = d == 0 ? rest
-                           : Value(arith::RemUIOp::create(ib, loc, rest, counts[d]));
+      Value index =
+          d == 0 ? rest
+                 : Value(arith::RemUIOp::create(ib, loc, rest, counts[d]));
       if (d > 0)
         rest = arith::DivUIOp::create(ib, loc, rest, counts[d]);
       Value scaled = arith::MulIOp::create(ib, loc, index, loop.getStep()[d]);

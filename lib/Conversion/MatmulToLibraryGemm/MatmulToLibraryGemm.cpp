@@ -84,8 +84,9 @@ struct ConvertMatmulToLibraryGemmPass
                                i64, i64, i64, i64, i64, i64};
     auto callee = module.lookupSymbol<func::FuncOp>(function);
     if (!callee) {
-      callee = func::FuncOp::create(moduleBuilder, module.getLoc(), function,
-                                    moduleBuilder.getFunctionType(argTypes, {}));
+      callee =
+          func::FuncOp::create(moduleBuilder, module.getLoc(), function,
+                               moduleBuilder.getFunctionType(argTypes, {}));
       callee.setPrivate();
     }
 
@@ -125,13 +126,14 @@ struct ConvertMatmulToLibraryGemmPass
         auto type = cast<MemRefType>(memref.getType());
         auto metadata =
             memref::ExtractStridedMetadataOp::create(builder, loc, memref);
-        Value aligned =
-            memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
+        Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
+            builder, loc, memref);
         int64_t bytes = type.getElementTypeBitWidth() / 8;
         Value offsetBytes = arith::MulIOp::create(
             builder, loc, metadata.getOffset(),
             arith::ConstantIndexOp::create(builder, loc, bytes));
-        Value address = arith::AddIOp::create(builder, loc, aligned, offsetBytes);
+        Value address =
+            arith::AddIOp::create(builder, loc, aligned, offsetBytes);
         Value rowStride = metadata.getStrides()[type.getRank() - 2];
         return {i64Of(address), i64Of(rowStride)};
       };
@@ -143,14 +145,15 @@ struct ConvertMatmulToLibraryGemmPass
       auto [aAddr, lda] = addressAndRowStride(a);
       auto [bAddr, ldb] = addressAndRowStride(b);
       auto [cAddr, ldc] = addressAndRowStride(c);
-      Value k = i64Of(
-          memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
-      Value n = i64Of(
-          memref::DimOp::create(builder, loc, c, cType.getRank() - 1));
-      auto call = func::CallOp::create(builder, loc, callee,
-                           ValueRange{constantI32(abCode), constantI32(cCode),
-                                      constantI32(layout), i64Of(rows), n, k,
-                                      aAddr, lda, bAddr, ldb, cAddr, ldc});
+      Value k =
+          i64Of(memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
+      Value n =
+          i64Of(memref::DimOp::create(builder, loc, c, cType.getRank() - 1));
+      auto call = func::CallOp::create(
+          builder, loc, callee,
+          ValueRange{constantI32(abCode), constantI32(cCode),
+                     constantI32(layout), i64Of(rows), n, k, aAddr, lda, bAddr,
+                     ldb, cAddr, ldc});
       eraseDeadZeroFill(contraction, c, call);
       contraction.erase();
       ++numCalls;

@@ -20,6 +20,12 @@ mlir::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b,
                                             mlir::RankedTensorType type,
                                             mlir::ValueRange sources);
 
+/// The sizes of `type` for slicing: static sizes as attributes, dynamic
+/// ones read with tensor.dim from dimension `d + sourceOffset` of `source`.
+mlir::SmallVector<mlir::OpFoldResult>
+mixedSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+           mlir::Value source, int64_t sourceOffset = 0);
+
 /// An empty tensor of `type` whose dynamic sizes come from `sources`.
 mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::RankedTensorType type, mlir::ValueRange sources);
@@ -46,8 +52,8 @@ mlir::Value reduceRows(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Lowers one op of the dialect (not a cell, scan or step) to tensor-level
 /// code; returns its replacement values.
-mlir::FailureOr<mlir::SmallVector<mlir::Value>>
-lowerOp(mlir::OpBuilder &b, mlir::Operation *op);
+mlir::FailureOr<mlir::SmallVector<mlir::Value>> lowerOp(mlir::OpBuilder &b,
+                                                        mlir::Operation *op);
 
 /// Lowers an rnn.pointwise group: one linalg.generic per phase between its
 /// row reductions.

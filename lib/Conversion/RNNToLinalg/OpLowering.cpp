@@ -59,9 +59,8 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
           w = arith::ExtFOp::create(nb, l, element, w);
         }
         Value product = arith::MulFOp::create(nb, l, x, w);
-        linalg::YieldOp::create(nb, l,
-                                Value(arith::AddFOp::create(nb, l, args[2],
-                                                            product)));
+        linalg::YieldOp::create(
+            nb, l, Value(arith::AddFOp::create(nb, l, args[2], product)));
       });
   contraction->setAttr(kGemmWeightLayoutAttr,
                        b.getI32IntegerAttr(matmul.getWeightInOut() ? 1 : 0));
@@ -80,7 +79,8 @@ static Value lowerLayerNorm(OpBuilder &b, LayerNormOp norm) {
     return elementwise(
         b, loc, cast<RankedTensorType>(v.getType()), v,
         [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-          Value c = arith::ConstantOp::create(nb, l, nb.getFloatAttr(element, by));
+          Value c =
+              arith::ConstantOp::create(nb, l, nb.getFloatAttr(element, by));
           return arith::DivFOp::create(nb, l, args[0], c);
         });
   };
@@ -96,15 +96,14 @@ static Value lowerLayerNorm(OpBuilder &b, LayerNormOp norm) {
   Value variance =
       divideBy(reduceRows(b, loc, squares, /*isMax=*/false), width);
   double epsilon = norm.getEpsilon().convertToDouble();
-  return elementwise(
-      b, loc, type, {centred, variance},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value eps =
-            arith::ConstantOp::create(nb, l, nb.getFloatAttr(element, epsilon));
-        Value scale = math::RsqrtOp::create(
-            nb, l, arith::AddFOp::create(nb, l, a[1], eps));
-        return arith::MulFOp::create(nb, l, a[0], scale);
-      });
+  return elementwise(b, loc, type, {centred, variance},
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value eps = arith::ConstantOp::create(
+                           nb, l, nb.getFloatAttr(element, epsilon));
+                       Value scale = math::RsqrtOp::create(
+                           nb, l, arith::AddFOp::create(nb, l, a[1], eps));
+                       return arith::MulFOp::create(nb, l, a[0], scale);
+                     });
 }
 
 static SmallVector<Value> lowerSplit(OpBuilder &b, SplitOp split) {
@@ -117,15 +116,9 @@ static SmallVector<Value> lowerSplit(OpBuilder &b, SplitOp split) {
   for (Value result : split.getResults()) {
     auto pieceType = cast<RankedTensorType>(result.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                             b.getIndexAttr(1));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
     offsets[axis] = b.getIndexAttr(offset);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      sizes.push_back(pieceType.isDynamicDim(d)
-                          ? OpFoldResult(tensor::DimOp::create(b, loc, input, d)
-                                             .getResult())
-                          : OpFoldResult(b.getIndexAttr(
-                                pieceType.getDimSize(d))));
+    SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, pieceType, input);
     pieces.push_back(tensor::ExtractSliceOp::create(b, loc, pieceType, input,
                                                     offsets, sizes, strides));
     offset += pieceType.getDimSize(axis);
@@ -142,15 +135,9 @@ static Value lowerConcat(OpBuilder &b, ConcatOp concat) {
   for (Value piece : concat.getInputs()) {
     auto pieceType = cast<RankedTensorType>(piece.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                             b.getIndexAttr(1));
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
     offsets[axis] = b.getIndexAttr(offset);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      sizes.push_back(pieceType.isDynamicDim(d)
-                          ? OpFoldResult(tensor::DimOp::create(b, loc, piece, d)
-                                             .getResult())
-                          : OpFoldResult(b.getIndexAttr(
-                                pieceType.getDimSize(d))));
+    SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, pieceType, piece);
     result = tensor::InsertSliceOp::create(b, loc, piece, result, offsets,
                                            sizes, strides);
     offset += pieceType.getDimSize(axis);
@@ -163,11 +150,11 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
   if (isElementwise(op)) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Type element = resultType.getElementType();
-    return SmallVector<Value>{elementwise(
-        b, loc, resultType, op->getOperands(),
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          return buildScalarElementwise(nb, l, op, args, element);
-        })};
+    return SmallVector<Value>{
+        elementwise(b, loc, resultType, op->getOperands(),
+                    [&](OpBuilder &nb, Location l, ValueRange args) {
+                      return buildScalarElementwise(nb, l, op, args, element);
+                    })};
   }
   if (auto constant = dyn_cast<ConstantOp>(op)) {
     RankedTensorType type = constant.getType();

@@ -49,14 +49,9 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     shape.back() = width;
     auto windowType = RankedTensorType::get(shape, type.getElementType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
-        sizes, strides(type.getRank(), b.getIndexAttr(1));
+        strides(type.getRank(), b.getIndexAttr(1));
     offsets.back() = b.getIndexAttr(offset);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      sizes.push_back(
-          windowType.isDynamicDim(d)
-              ? OpFoldResult(
-                    tensor::DimOp::create(b, loc, operand, d).getResult())
-              : OpFoldResult(b.getIndexAttr(windowType.getDimSize(d))));
+    SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, windowType, operand);
     windows.push_back(tensor::ExtractSliceOp::create(
         b, loc, windowType, operand, offsets, sizes, strides));
   }
@@ -87,8 +82,8 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
       Operation *user = use.getOwner();
       if (user == yield || isa<RowSumOp, RowMaxOp>(user))
         return true;
-      if (user->getNumResults() && phase.lookup(user->getResult(0)) >
-                                       phase.lookup(v))
+      if (user->getNumResults() &&
+          phase.lookup(user->getResult(0)) > phase.lookup(v))
         return true;
     }
     return false;
@@ -143,9 +138,8 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
           for (auto [arg, scalar] :
                llvm::zip(body.getArguments(), args.take_front(windows.size())))
             mapping.map(arg, scalar);
-          for (auto [value, scalar] :
-               llvm::zip(inputValues, args.slice(windows.size(),
-                                                 inputValues.size())))
+          for (auto [value, scalar] : llvm::zip(
+                   inputValues, args.slice(windows.size(), inputValues.size())))
             mapping.map(value, scalar);
           for (Operation &op : body.without_terminator()) {
             if (op.getNumResults() == 0)
@@ -153,8 +147,8 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
             int64_t opPhase = phase.lookup(op.getResult(0));
             if (isa<RowSumOp, RowMaxOp>(op))
               continue; // Its value arrives as an input.
-            if (opPhase == p || (opPhase == kAnywhere &&
-                                 !mapping.contains(op.getResult(0))))
+            if (opPhase == p ||
+                (opPhase == kAnywhere && !mapping.contains(op.getResult(0))))
               nb.clone(op, mapping);
           }
           SmallVector<Value> yielded;
@@ -167,8 +161,7 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
 
     // The reductions whose operands this phase produced.
     for (Operation &op : body.without_terminator()) {
-      if (!isa<RowSumOp, RowMaxOp>(op) ||
-          phase.lookup(op.getOperand(0)) != p)
+      if (!isa<RowSumOp, RowMaxOp>(op) || phase.lookup(op.getOperand(0)) != p)
         continue;
       reductions[op.getResult(0)] = reduceRows(
           b, loc, materialised.lookup(op.getOperand(0)), isa<RowMaxOp>(op));
@@ -178,21 +171,24 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
   // Every yielded value is materialised (by its own phase, or as a
   // reduction); constants are filled.
   SmallVector<Value> results;
-  for (auto [value, result] : llvm::zip(yield.getValues(), group.getResults())) {
+  for (auto [value, result] :
+       llvm::zip(yield.getValues(), group.getResults())) {
     auto type = cast<RankedTensorType>(result.getType());
     if (Value t = materialised.lookup(value)) {
       results.push_back(t);
     } else if (Value r = reductions.lookup(value)) {
-      results.push_back(elementwise(
-          b, loc, type, r,
-          [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+      results.push_back(
+          elementwise(b, loc, type, r, [](OpBuilder &, Location, ValueRange a) {
+            return a[0];
+          }));
     } else {
       // A constant: clone its definition into a fill.
       Operation *def = value.getDefiningOp();
       OpBuilder::InsertionGuard guard(b);
       Value scalar = b.clone(*def)->getResult(0);
       Value init = emptyLike(b, loc, type, iterationSources);
-      results.push_back(linalg::FillOp::create(b, loc, scalar, init).getResult(0));
+      results.push_back(
+          linalg::FillOp::create(b, loc, scalar, init).getResult(0));
     }
   }
   return results;

@@ -64,14 +64,15 @@ static Value selectRows(OpBuilder &b, Location loc, Value position,
       b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value length = args[0];
-        Value t = arith::IndexCastOp::create(nb, l, lengthsType.getElementType(),
-                                             position);
-        Value valid = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                            t, length);
+        Value t = arith::IndexCastOp::create(
+            nb, l, lengthsType.getElementType(), position);
+        Value valid =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t, length);
         Value other =
-            otherwise ? args[2]
-                      : Value(arith::ConstantOp::create(
-                            nb, l, nb.getFloatAttr(type.getElementType(), 0.0)));
+            otherwise
+                ? args[2]
+                : Value(arith::ConstantOp::create(
+                      nb, l, nb.getFloatAttr(type.getElementType(), 0.0)));
         Value chosen = arith::SelectOp::create(nb, l, valid, args[1], other);
         linalg::YieldOp::create(nb, l, chosen);
       });
@@ -110,12 +111,7 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
           SmallVector<OpFoldResult> offsets{t, lb.getIndexAttr(0),
                                             lb.getIndexAttr(0)};
           SmallVector<OpFoldResult> sizes{lb.getIndexAttr(1)};
-          for (int64_t d = 1; d < 3; ++d)
-            sizes.push_back(
-                type.isDynamicDim(d)
-                    ? OpFoldResult(
-                          tensor::DimOp::create(lb, l, sequence, d).getResult())
-                    : OpFoldResult(lb.getIndexAttr(type.getDimSize(d))));
+          llvm::append_range(sizes, mixedSizes(lb, l, rowType, sequence, 1));
           SmallVector<OpFoldResult> strides(3, lb.getIndexAttr(1));
           arguments.push_back(tensor::ExtractSliceOp::create(
               lb, l, rowType, sequence, offsets, sizes, strides));
@@ -144,12 +140,7 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
           SmallVector<OpFoldResult> offsets{t, lb.getIndexAttr(0),
                                             lb.getIndexAttr(0)};
           SmallVector<OpFoldResult> sizes{lb.getIndexAttr(1)};
-          for (int64_t d = 1; d < 3; ++d)
-            sizes.push_back(
-                seqType.isDynamicDim(d)
-                    ? OpFoldResult(
-                          tensor::DimOp::create(lb, l, sequence, d).getResult())
-                    : OpFoldResult(lb.getIndexAttr(seqType.getDimSize(d))));
+          llvm::append_range(sizes, mixedSizes(lb, l, rowType, sequence, 1));
           SmallVector<OpFoldResult> strides(3, lb.getIndexAttr(1));
           yielded.push_back(tensor::InsertSliceOp::create(
               lb, l, row, sequence, offsets, sizes, strides));

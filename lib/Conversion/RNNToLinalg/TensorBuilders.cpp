@@ -35,10 +35,23 @@ SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, Location loc,
+                                     RankedTensorType type, Value source,
+                                     int64_t sourceOffset) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(
+        type.isDynamicDim(d)
+            ? OpFoldResult(
+                  tensor::DimOp::create(b, loc, source, d + sourceOffset)
+                      .getResult())
+            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return sizes;
+}
+
 Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type,
                 ValueRange sources) {
-  return tensor::EmptyOp::create(b, loc, type.getShape(),
-                                 type.getElementType(),
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
                                  dynamicSizes(b, loc, type, sources));
 }
 
@@ -86,8 +99,7 @@ Value reduceRows(OpBuilder &b, Location loc, Value input, bool isMax) {
   auto resultType = RankedTensorType::get(shape, inputType.getElementType());
   auto element = cast<FloatType>(inputType.getElementType());
   Value init = emptyLike(b, loc, resultType, input);
-  double identity =
-      isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  double identity = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
   Value identityValue =
       arith::ConstantOp::create(b, loc, b.getFloatAttr(element, identity));
   Value filled =

@@ -185,9 +185,9 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   CUstream cuStream = static_cast<CUstream>(stream);
-  if (!check(cuStreamBeginCapture(cuStream,
-                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-             "cuStreamBeginCapture"))
+  if (!check(
+          cuStreamBeginCapture(cuStream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture"))
     return 1;
   call(descriptors);
   CUgraph graph = nullptr;
@@ -198,8 +198,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
       cuGraphDestroy(graph);
     return 1;
   }
-  bool ready = check(cuGraphInstantiate(&entry.exec, graph, 0),
-                     "cuGraphInstantiate");
+  bool ready =
+      check(cuGraphInstantiate(&entry.exec, graph, 0), "cuGraphInstantiate");
   cuGraphDestroy(graph);
   if (!ready) {
     entry.exec = nullptr;
@@ -304,9 +304,9 @@ RNN_EXPORT void mgpuEventSynchronize(void *event) {
 }
 
 RNN_EXPORT void mgpuEventRecord(void *event, void *stream) {
-  check(cuEventRecord(static_cast<CUevent>(event),
-                      static_cast<CUstream>(stream)),
-        "cuEventRecord");
+  check(
+      cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)),
+      "cuEventRecord");
 }
 
 RNN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
@@ -416,12 +416,12 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
                                    : static_cast<const void *>(&alpha32);
   const void *beta = abDtype == 1 ? static_cast<const void *>(&beta64)
                                   : static_cast<const void *>(&beta32);
-  cublasStatus_t status = cublasGemmEx(
-      handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha,
-      reinterpret_cast<const void *>(b), cublasType(abDtype), ldb,
-      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, beta,
-      reinterpret_cast<void *>(c), cublasType(cDtype), ldc, compute,
-      CUBLAS_GEMM_DEFAULT);
+  cublasStatus_t status =
+      cublasGemmEx(handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m,
+                   k, alpha, reinterpret_cast<const void *>(b),
+                   cublasType(abDtype), ldb, reinterpret_cast<const void *>(a),
+                   cublasType(abDtype), lda, beta, reinterpret_cast<void *>(c),
+                   cublasType(cDtype), ldc, compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)
     record(std::string("cublasGemmEx failed: ") +
            cublasGetStatusString(status) + " (m=" + std::to_string(m) +

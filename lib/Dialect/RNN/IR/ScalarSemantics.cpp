@@ -11,8 +11,8 @@ using namespace mlir;
 namespace rnn {
 
 bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp,
-             TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
+             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp>(op);
 }
 
 Value buildScalarElementwise(OpBuilder &b, Location loc, Operation *op,

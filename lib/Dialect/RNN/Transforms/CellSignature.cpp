@@ -155,9 +155,7 @@ bool isParameterOnly(CellOp cell, Value value) {
   });
 }
 
-/// Collects, in program order, the ops that compute `value` inside the cell
-/// (its backward slice down to block arguments).
-static void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
+void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
   Operation *def = value.getDefiningOp();
   if (!def || slice.contains(def))
     return;

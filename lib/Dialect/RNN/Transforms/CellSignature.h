@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace rnn {
 
@@ -67,6 +68,11 @@ unsigned hoistParameterOnlyOps(CellSignatureEditor &editor);
 /// Whether `value`, inside a cell, depends on the cell's parameters and on
 /// constants alone.
 bool isParameterOnly(CellOp cell, mlir::Value value);
+
+/// Adds to `slice`, in program order, the ops inside the cell that compute
+/// `value` (its backward slice down to block arguments).
+void collectSlice(mlir::Value value,
+                  llvm::SetVector<mlir::Operation *> &slice);
 
 /// Erases, users first, the ops of `block` that have no uses left and that
 /// `mayErase` accepts. Returns how many were erased.

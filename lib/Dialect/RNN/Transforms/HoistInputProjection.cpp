@@ -51,15 +51,6 @@ static bool isInputOnly(CellOp cell, Value value, bool &readsInput) {
   });
 }
 
-static void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
-  Operation *def = value.getDefiningOp();
-  if (!def || slice.contains(def))
-    return;
-  for (Value operand : def->getOperands())
-    collectSlice(operand, slice);
-  slice.insert(def);
-}
-
 /// The type a cell's `rowType` ([B, N]) takes at an application whose input
 /// operand has type `operandType`: the application's batch, and over a
 /// sequence ([T, B, I]) the time axis in front.

@@ -19,8 +19,8 @@ bool isElementwise(mlir::Operation *op);
 
 /// Builds the scalar form of the elementwise `op` on `operands` (one scalar
 /// per operand); `resultElement` is the element type of op's result.
-mlir::Value buildScalarElementwise(mlir::OpBuilder &builder,
-                                   mlir::Location loc, mlir::Operation *op,
+mlir::Value buildScalarElementwise(mlir::OpBuilder &builder, mlir::Location loc,
+                                   mlir::Operation *op,
                                    mlir::ValueRange operands,
                                    mlir::Type resultElement);
 

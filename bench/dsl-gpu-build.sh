@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Here (the build machine): builds saved CUDA models made with the Python DSL into
+# build/gpu/dsl/<model>/ (rnn.RNN(..., device="cuda").save): the zoo LSTM (I=32, H=48,
+# 2 layers, bidirectional), the zoo GRU (I=32, H=48, 1 layer) and the tutorial's custom
+# cell of docs/python.md (leaky_gru, I=32, H=48), with deterministic random weights.
+# bench/dsl-gpu-run.sh checks them there.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+OUT="$BUILD/gpu/dsl"
+if [ ! -x "$BUILD/bin/rnn-compile" ] || [ ! -f "$BUILD/lib/librnn_runtime_cuda.so" ]; then
+  "$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda >/dev/null
+fi
+export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+rm -rf "$OUT" && mkdir -p "$OUT"
+PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" python3 - "$OUT" <<'PY'
+import sys
+import numpy as np
+import rnn
+from rnn import H, I, param, sigmoid, split, tanh
+
+out = sys.argv[1]
+
+@rnn.cell(states=("h",))
+def leaky_gru(x, h):                         # docs/python.md, "A custom cell in a few lines"
+    W = param("W", (2 * H, I))
+    U = param("U", (2 * H, H))
+    b = param("b", (2 * H,), init="zeros")
+    z, n = split(x @ W.T + h @ U.T + b, 2)
+    z = sigmoid(z)
+    return (1 - z) * h + z * tanh(n)
+
+def randomize(model, seed):
+    """Deterministic weights in [-1/sqrt(H), 1/sqrt(H)] (biases too, also the zero-init b)."""
+    rng = np.random.default_rng(seed)
+    k = 1.0 / np.sqrt(model.hidden_size)
+    for key, a in model.named_parameters():
+        model.params[key] = rng.uniform(-k, k, np.shape(a)).astype(np.float32)
+
+models = {
+    "lstm": rnn.RNN(rnn.zoo.lstm, 32, 48, num_layers=2, bidirectional=True, device="cuda",
+                    seed=1),
+    "gru": rnn.RNN(rnn.zoo.gru, 32, 48, num_layers=1, device="cuda", seed=2),
+    "leaky_gru": rnn.RNN(leaky_gru, 32, 48, device="cuda", seed=3),
+}
+for i, (name, m) in enumerate(models.items()):
+    randomize(m, 100 + i)
+    assert "allow_tf32" not in m.mlir, name
+    m.save(f"{out}/{name}")
+    print(f"dsl-gpu-build: {name}: {m!r} -> {out}/{name}"
+          f"{' (compile cache)' if m.from_cache else ''}")
+PY
+ls -l "$OUT"/*
