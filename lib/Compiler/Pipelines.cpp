@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -106,6 +107,7 @@ void registerCompilerPasses() {
   memref::registerMemRefPasses();
   registerCanonicalizerPass();
   registerCSEPass();
+  arith::registerArithPasses();
   registerGPUPasses();
   gpu::registerGPUToNVVMPipeline();
 }
@@ -125,6 +127,9 @@ std::string cpuLoweringPipeline() {
          "func.func(convert-linalg-to-loops),"
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "math-expand-ops{ops=rsqrt},convert-math-to-libm,convert-math-to-llvm,"
+         // bf16 conversions as integer arithmetic: the host's libgcc may
+         // lack __truncsfbf2, which LLVM would otherwise call.
+         "arith-expand{include-bf16},"
          "finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,"
          "convert-cf-to-llvm,convert-index-to-llvm,"
          "reconcile-unrealized-casts";

@@ -1,0 +1,65 @@
+"""bf16 storage with f32 accumulation on the CPU target: a cell that casts
+its f32 state to bf16 for the matmul, against a numpy reference that rounds
+to bf16 the same way (round to nearest even)."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import rnn
+from rnn.runtime import RnnTensor, load_runtime
+from conftest import TEST_DIR
+
+
+def to_bf16_bits(a):
+    """float32 -> bf16 bit patterns (uint16), round to nearest even."""
+    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    rounding = ((bits >> 16) & 1) + 0x7FFF
+    return ((bits + rounding) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def tensor(a, dtype_code):
+    t = RnnTensor()
+    t.data = a.ctypes.data
+    t.dtype = dtype_code
+    t.rank = a.ndim
+    for i, s in enumerate(a.shape):
+        t.shape[i] = s
+    return t
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["opt", "noopt"])
+def test_bf16_state_cast(tmp_path, optimize):
+    lib = rnn.compile_mlir(TEST_DIR / "models" / "bf16_state_cast.mlir",
+                           tmp_path / "bf16.so", optimize=optimize)
+    model = rnn.Model(lib)
+    rng = np.random.default_rng(3)
+    T, B = 6, 3
+    xs = rng.standard_normal((T, B, 4)).astype(np.float32)
+    h0 = rng.standard_normal((B, 4)).astype(np.float32)
+    W = to_bf16_bits(0.5 * rng.standard_normal((4, 4)).astype(np.float32))
+    ys = np.zeros((T, B, 4), np.float32)
+    hT = np.zeros((B, 4), np.float32)
+
+    runtime = load_runtime()
+    args = (RnnTensor * 3)(tensor(xs, 0), tensor(h0, 0), tensor(W, 2))
+    results = (RnnTensor * 2)(tensor(ys, 0), tensor(hT, 0))
+    status = runtime.rnn_model_run(model.handle, b"f", args, 3, results, 2, None)
+    assert status == 0, runtime.rnn_last_error()
+
+    Wf = from_bf16_bits(W).astype(np.float64)
+    h = h0.astype(np.float64)
+    expected = []
+    for t in range(T):
+        h16 = from_bf16_bits(to_bf16_bits(h.astype(np.float32))).astype(np.float64)
+        h = np.tanh(h16 @ Wf.T + xs[t])
+        expected.append(h)
+    expected = np.stack(expected)
+    err = np.max(np.abs(ys - expected)) / np.max(np.abs(expected))
+    assert err <= 1e-5, f"max rel err {err:.3g}"
+    assert np.max(np.abs(hT - h)) / np.max(np.abs(h)) <= 1e-5
