@@ -112,7 +112,8 @@ def check_zoo(model_dir, report):
 def bench_config(model_dir, kind, cfg, report):
     T, B, I, H = cfg["T"], cfg["B"], cfg["I"], cfg["H"]
     torch.manual_seed(0)
-    torch_cls = torch.nn.LSTM if kind == "lstm" else torch.nn.GRU
+    bf16 = kind.endswith("_bf16")
+    torch_cls = torch.nn.GRU if kind == "gru" else torch.nn.LSTM
     ref = torch_cls(I, H).cuda()
     xs = torch.randn(T, B, I, device="cuda")
     h0 = torch.randn(B, H, device="cuda")
@@ -122,14 +123,28 @@ def bench_config(model_dir, kind, cfg, report):
     bW = ref.bias_ih_l0.detach().contiguous()
     bU = ref.bias_hh_l0.detach().contiguous()
     model = CudaModel(os.path.join(model_dir, f"{kind}_I{I}_H{H}.so"))
-    name = f"{kind}_seq"
-    args = [xs, h0, c0, W, U, bW, bU] if kind == "lstm" else [xs, h0, W, U, bW, bU]
+    name = "gru_seq" if kind == "gru" else "lstm_seq"
+    if bf16:
+        # bf16 storage (sequence and weights), f32 accumulation and state;
+        # cuDNN runs the same module converted to bf16.
+        args = [xs.bfloat16(), h0, c0, W.bfloat16(), U.bfloat16(), bW, bU]
+        cudnn_module = torch_cls(I, H).cuda()
+        cudnn_module.load_state_dict(ref.state_dict())
+        cudnn_module = cudnn_module.bfloat16()
+        # Converting leaves the weights in separate buffers; cuDNN would then
+        # compact them on every call. Give it the layout it expects.
+        cudnn_module.flatten_parameters()
+        cudnn_inputs = (xs.bfloat16(), (h0.bfloat16()[None], c0.bfloat16()[None]))
+    else:
+        args = [xs, h0, c0, W, U, bW, bU] if kind == "lstm" else [xs, h0, W, U, bW, bU]
+        cudnn_module = ref
+        cudnn_inputs = (xs, (h0[None], c0[None])) if kind == "lstm" else (xs, h0[None])
     outs = model.outputs(name, args)
     with torch.no_grad():
-        if kind == "lstm":
-            expected, _ = ref(xs, (h0[None], c0[None]))
-        else:
+        if kind == "gru":
             expected, _ = ref(xs, h0[None])
+        else:
+            expected, _ = ref(xs, (h0[None], c0[None]))
         model(name, args, outs)
         torch.cuda.synchronize()
         err = rel_err(outs[0].cpu().numpy(), expected.double().cpu().numpy())
@@ -145,17 +160,14 @@ def bench_config(model_dir, kind, cfg, report):
             graph_err = rel_err(outs[0].cpu().numpy(),
                                 expected.double().cpu().numpy())
         torch.cuda.current_stream().wait_stream(side)
-        if kind == "lstm":
-            cudnn = time_ms(lambda: ref(xs, (h0[None], c0[None])))
-        else:
-            cudnn = time_ms(lambda: ref(xs, h0[None]))
+        cudnn = time_ms(lambda: cudnn_module(*cudnn_inputs))
     row = {"kind": kind, "config": cfg["name"], "T": T, "B": B, "I": I, "H": H,
-           "dtype": "fp32 (tf32 allowed)", "ours_ms": ours, "cudnn_ms": cudnn,
+           "dtype": "bf16 storage, fp32 accumulation" if bf16 else "fp32 (tf32 allowed)", "ours_ms": ours, "cudnn_ms": cudnn,
            "ratio_cudnn_over_ours": cudnn / ours, "rel_err_vs_torch": err,
            "rel_err_graph_replay_vs_torch": graph_err,
            "ours_without_graph_ms": direct, "ours_us_per_step": 1000 * ours / T}
     report.append(row)
-    print(f"  {kind:4s} {cfg['name']:14s} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
+    print(f"  {kind:9s} {cfg['name']:14s} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
           f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x  "
           f"rel err vs torch {err:.1e} / replay {graph_err:.1e}")
 
@@ -169,7 +181,7 @@ def main(model_dir, out_json):
     for cfg in configs:
         if cfg["L"] != 1:
             cfg = dict(cfg, name=cfg["name"] + " (1 layer)")
-        for kind in ("lstm", "gru"):
+        for kind in ("lstm", "gru", "lstm_bf16"):
             bench_config(model_dir, kind, cfg, report)
     with open(out_json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(0), "results": report}, f, indent=1)

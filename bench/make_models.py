@@ -89,12 +89,34 @@ func.func @gru_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
 """
 
 
+def lstm_bf16(I, H):
+    """The LSTM with bf16 storage: bf16 input sequence and weights, f32
+    accumulation, f32 biases, cell state and outputs; the recurrent matmul
+    reads the f32 state cast to bf16."""
+    G = 4 * H
+    return lstm(I, H, tf32=False).replace(
+        f"inputs(%x: tensor<?x{I}xf32>)", f"inputs(%x: tensor<?x{I}xbf16>)").replace(
+        f"%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>",
+        f"%W: tensor<{G}x{I}xbf16>, %U: tensor<{G}x{H}xbf16>").replace(
+        f"%wx = rnn.matmul %x, %W : tensor<?x{I}xf32>, tensor<{G}x{I}xf32>",
+        f"%wx = rnn.matmul %x, %W : tensor<?x{I}xbf16>, tensor<{G}x{I}xbf16>").replace(
+        f"  %uh = rnn.matmul %h, %U : tensor<?x{H}xf32>, tensor<{G}x{H}xf32>",
+        f"  %h16 = rnn.cast %h : tensor<?x{H}xf32> to tensor<?x{H}xbf16>\n"
+        f"  %uh = rnn.matmul %h16, %U : tensor<?x{H}xbf16>, tensor<{G}x{H}xbf16>").replace(
+        f"%xs: tensor<?x?x{I}xf32>", f"%xs: tensor<?x?x{I}xbf16>").replace(
+        f"%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>, %bW",
+        f"%W: tensor<{G}x{I}xbf16>, %U: tensor<{G}x{H}xbf16>, %bW").replace(
+        f"inputs(%xs : tensor<?x?x{I}xf32>)", f"inputs(%xs : tensor<?x?x{I}xbf16>)").replace(
+        f"params(%W, %U, %bW, %bU : tensor<{G}x{I}xf32>, tensor<{G}x{H}xf32>",
+        f"params(%W, %U, %bW, %bU : tensor<{G}x{I}xbf16>, tensor<{G}x{H}xbf16>")
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     configs = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
     sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs})
     for I, H in sizes:
-        for name, make in (("lstm", lstm), ("gru", gru)):
+        for name, make in (("lstm", lstm), ("gru", gru), ("lstm_bf16", lstm_bf16)):
             path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
             with open(path, "w") as f:
                 f.write(make(I, H))
