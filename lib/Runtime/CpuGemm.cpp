@@ -18,6 +18,7 @@
 #pragma GCC visibility pop
 
 #include "CpuGemm.h"
+#include "Dtypes.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -195,23 +196,9 @@ static size_t elementSize(int32_t dtype) {
   }
 }
 
-static const char *dtypeName(int32_t dtype) {
-  switch (dtype) {
-  case RNN_F32:
-    return "f32";
-  case RNN_F64:
-    return "f64";
-  case RNN_BF16:
-    return "bf16";
-  case RNN_F16:
-    return "f16";
-  case RNN_I32:
-    return "i32";
-  case RNN_I64:
-    return "i64";
-  default:
-    return "an unknown dtype";
-  }
+static const char *describeDtype(int32_t dtype) {
+  const char *name = rnn::runtime::dtypeName(dtype);
+  return name ? name : "an unknown dtype";
 }
 
 /// Whether every size and leading dimension is one the BLAS interface
@@ -297,7 +284,7 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
     recordFailure(RNN_ERROR_INTERNAL,
                   "rnn_cpu_gemm: out of memory widening %s operands "
                   "(m=%d, n=%d, k=%d)",
-                  dtypeName(abDtype), m, n, k);
+                  describeDtype(abDtype), m, n, k);
     return;
   }
   float *a32 = space;
@@ -338,7 +325,8 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
     recordFailure(RNN_ERROR_UNSUPPORTED,
                   "rnn_cpu_gemm: no GEMM for %s operands with a %s result "
                   "(dtype codes %d and %d)",
-                  dtypeName(ab_dtype), dtypeName(c_dtype), ab_dtype, c_dtype);
+                  describeDtype(ab_dtype), describeDtype(c_dtype), ab_dtype,
+                  c_dtype);
     return;
   }
   if (!checkOperands(b_layout, m, n, k, lda, ldb, ldc))

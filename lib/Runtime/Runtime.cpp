@@ -19,6 +19,7 @@
 #pragma GCC visibility pop
 
 #include "CpuGemm.h"
+#include "Dtypes.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -79,26 +80,7 @@ template <typename Enum> static int valueOf(const Enum &value) {
   return bits;
 }
 
-/// The manifest's name of a dtype, or null for a value outside the enum
-/// (which a C caller can pass, so it takes an int).
-static const char *dtypeName(int dtype) {
-  switch (dtype) {
-  case RNN_F32:
-    return "f32";
-  case RNN_F64:
-    return "f64";
-  case RNN_BF16:
-    return "bf16";
-  case RNN_F16:
-    return "f16";
-  case RNN_I32:
-    return "i32";
-  case RNN_I64:
-    return "i64";
-  default:
-    return nullptr;
-  }
-}
+using rnn::runtime::dtypeName;
 
 namespace {
 
