@@ -10,6 +10,11 @@ OUT="$BUILD/gpu"
 rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib"
 cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so "$OUT/lib/"
 python3 "$ROOT/bench/make_models.py" "$OUT/bench-models" >/dev/null
+python3 "$ROOT/bench/make_zoo_models.py" "$OUT/bench-models" >/dev/null
+# The hand-written reference path (cuBLAS + one fused kernel per step, CUDA
+# graph), built and run on the GPU machine by bench/gpu-run.sh.
+PROBE="$ROOT/../shared/bench/step_probe.cu"
+if [ -f "$PROBE" ]; then cp "$PROBE" "$OUT/"; fi
 for f in "$ROOT"/examples/*.mlir "$OUT"/bench-models/*.mlir; do
   name=$(basename "$f" .mlir)
   "$BUILD/bin/rnn-compile" --target=cuda "$f" -o "$OUT/models/$name.so" \

@@ -8,6 +8,7 @@ same inputs: CUDA events around each call, warm-up first, median of repeats.
 (bench/gpu-run.sh runs it with the right library path.)
 """
 import ctypes
+import glob
 import json
 import os
 import statistics
@@ -109,44 +110,168 @@ def check_zoo(model_dir, report):
         report.append({"check": "zoo", "example": example, "rel_err": err, "ok": ok})
 
 
-def bench_config(model_dir, kind, cfg, report):
-    T, B, I, H = cfg["T"], cfg["B"], cfg["I"], cfg["H"]
+def module_args(kind, ref, xs, states, layers, bf16):
+    """Our model's arguments for the weights of torch module `ref`: xs, then
+    per layer its initial states and W, U, b_W, b_U (bf16 storage: xs, W, U
+    in bf16)."""
+    cast = (lambda t: t.bfloat16()) if bf16 else (lambda t: t)
+    args = [cast(xs)]
+    for l in range(layers):
+        args += [s[l] for s in states]
+        args += [cast(getattr(ref, f"weight_ih_l{l}").detach().contiguous()),
+                 cast(getattr(ref, f"weight_hh_l{l}").detach().contiguous()),
+                 getattr(ref, f"bias_ih_l{l}").detach().contiguous(),
+                 getattr(ref, f"bias_hh_l{l}").detach().contiguous()]
+    return args
+
+
+def torch_cell_step(kind):
+    """One step of the cell in PyTorch, the input projection (with b_W)
+    precomputed: the torch.compile baseline's unit."""
+    if kind == "gru":
+        def step(xp, h, U, bU, mm_dtype):
+            hp = (h.to(mm_dtype) @ U.t()).float() + bU
+            xr, xz, xn = xp.chunk(3, 1)
+            hr, hz, hn = hp.chunk(3, 1)
+            r = torch.sigmoid(xr + hr)
+            z = torch.sigmoid(xz + hz)
+            n = torch.tanh(xn + r * hn)
+            return ((1 - z) * n + z * h,)
+        return step
+
+    def step(xp, h, c, U, bU, mm_dtype):
+        g = xp + (h.to(mm_dtype) @ U.t()).float() + bU
+        i, f, z, o = g.chunk(4, 1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(z)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        return h, c
+    return step
+
+
+def compiled_baseline(kind, args, layers, bf16):
+    """torch.compile of the cell's step (default mode), the input projection
+    hoisted by hand into one matmul per layer, the time loop in Python.
+    Returns (forward function, compile seconds)."""
+    import time
+    step = torch.compile(torch_cell_step(kind), dynamic=False)
+    nstates = 1 if kind == "gru" else 2
+    mm_dtype = torch.bfloat16 if bf16 else torch.float32
+
+    def forward():
+        x = args[0]
+        pos = 1
+        for _ in range(layers):
+            states = list(args[pos:pos + nstates])
+            W, U, bW, bU = args[pos + nstates:pos + nstates + 4]
+            pos += nstates + 4
+            T, B = x.shape[0], x.shape[1]
+            xp = (x.reshape(T * B, -1).to(mm_dtype) @ W.t()).float().reshape(T, B, -1) + bW
+            ys = []
+            for t in range(T):
+                states = step(xp[t], *states, U, bU, mm_dtype)
+                ys.append(states[0])
+            x = torch.stack(ys)
+        return x
+
+    start = time.time()
+    with torch.no_grad():
+        forward()
+    torch.cuda.synchronize()
+    return forward, time.time() - start
+
+
+def breakdown(kind, args, T, bf16):
+    """The cuBLAS GEMMs of one layer alone, as our model issues them (TF32
+    for fp32): the input projection over the whole sequence, and the T
+    recurrent GEMMs captured in one CUDA graph. In ms."""
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        xs = args[0]
+        nstates = 1 if kind == "gru" else 2
+        W, U = args[1 + nstates], args[2 + nstates]
+        x2 = xs.reshape(-1, xs.shape[-1])
+        proj_out = torch.empty(x2.shape[0], W.shape[0], device="cuda",
+                               dtype=torch.float32 if not bf16 else torch.bfloat16)
+        projection = time_ms(lambda: torch.matmul(x2, W.t(), out=proj_out))
+        h = args[1].to(U.dtype)
+        out = torch.empty(h.shape[0], U.shape[0], device="cuda", dtype=proj_out.dtype)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                torch.matmul(h, U.t(), out=out)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(T):
+                torch.matmul(h, U.t(), out=out)
+        recurrent = time_ms(graph.replay)
+        return projection, recurrent
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+class MemPool:
+    """Device memory our runtime takes from the CUDA driver's pools: the
+    stream-ordered default pool (calls on the default stream) and the graph
+    memory pool (replayed graphs). High-water marks in bytes, resettable."""
+
+    def __init__(self):
+        self.cuda = ctypes.CDLL("libcuda.so.1")
+        self.pool = ctypes.c_void_p()
+        device = ctypes.c_int()
+        self.cuda.cuCtxGetDevice(ctypes.byref(device))
+        self.device = device
+        status = self.cuda.cuDeviceGetDefaultMemPool(ctypes.byref(self.pool), device)
+        assert status == 0, status
+
+    def reset(self):
+        zero = ctypes.c_uint64(0)
+        self.cuda.cuMemPoolSetAttribute(self.pool, 8, ctypes.byref(zero))  # USED_MEM_HIGH
+        self.cuda.cuDeviceSetGraphMemAttribute(self.device, 1, ctypes.byref(zero))
+
+    def high(self):
+        pool_high, graph_high = ctypes.c_uint64(), ctypes.c_uint64()
+        self.cuda.cuMemPoolGetAttribute(self.pool, 8, ctypes.byref(pool_high))
+        self.cuda.cuDeviceGetGraphMemAttribute(self.device, 1, ctypes.byref(graph_high))
+        return pool_high.value, graph_high.value
+
+
+def bench_config(model_dir, kind, cfg, report, pool, with_compile):
+    T, B, I, H, L = cfg["T"], cfg["B"], cfg["I"], cfg["H"], cfg["L"]
     torch.manual_seed(0)
     bf16 = kind.endswith("_bf16")
     torch_cls = torch.nn.GRU if kind == "gru" else torch.nn.LSTM
-    ref = torch_cls(I, H).cuda()
+    ref = torch_cls(I, H, num_layers=L).cuda()
     xs = torch.randn(T, B, I, device="cuda")
-    h0 = torch.randn(B, H, device="cuda")
-    c0 = torch.randn(B, H, device="cuda")
-    W = ref.weight_ih_l0.detach().contiguous()
-    U = ref.weight_hh_l0.detach().contiguous()
-    bW = ref.bias_ih_l0.detach().contiguous()
-    bU = ref.bias_hh_l0.detach().contiguous()
-    model = CudaModel(os.path.join(model_dir, f"{kind}_I{I}_H{H}.so"))
-    name = "gru_seq" if kind == "gru" else "lstm_seq"
+    h0 = torch.randn(L, B, H, device="cuda")
+    c0 = torch.randn(L, B, H, device="cuda")
+    states = [h0] if kind == "gru" else [h0, c0]
+    suffix = f"_L{L}" if L > 1 else ""
+    model = CudaModel(os.path.join(model_dir, f"{kind}_I{I}_H{H}{suffix}.so"))
+    name = ("gru_seq" if kind == "gru" else "lstm_seq") + suffix
+    args = module_args(kind, ref, xs, states, L, bf16)
     if bf16:
-        # bf16 storage (sequence and weights), f32 accumulation and state;
-        # cuDNN runs the same module converted to bf16.
-        args = [xs.bfloat16(), h0, c0, W.bfloat16(), U.bfloat16(), bW, bU]
-        cudnn_module = torch_cls(I, H).cuda()
+        # cuDNN runs the same module converted to bf16. Converting leaves the
+        # weights in separate buffers; cuDNN would then compact them on every
+        # call. Give it the layout it expects.
+        cudnn_module = torch_cls(I, H, num_layers=L).cuda()
         cudnn_module.load_state_dict(ref.state_dict())
         cudnn_module = cudnn_module.bfloat16()
-        # Converting leaves the weights in separate buffers; cuDNN would then
-        # compact them on every call. Give it the layout it expects.
         cudnn_module.flatten_parameters()
-        cudnn_inputs = (xs.bfloat16(), (h0.bfloat16()[None], c0.bfloat16()[None]))
+        hx = tuple(s.bfloat16() for s in states)
+        cudnn_inputs = (xs.bfloat16(), hx if kind != "gru" else hx[0])
     else:
-        args = [xs, h0, c0, W, U, bW, bU] if kind == "lstm" else [xs, h0, W, U, bW, bU]
         cudnn_module = ref
-        cudnn_inputs = (xs, (h0[None], c0[None])) if kind == "lstm" else (xs, h0[None])
+        cudnn_inputs = (xs, tuple(states) if kind != "gru" else h0)
     outs = model.outputs(name, args)
     with torch.no_grad():
-        if kind == "gru":
-            expected, _ = ref(xs, h0[None])
-        else:
-            expected, _ = ref(xs, (h0[None], c0[None]))
+        expected, _ = ref(xs, tuple(states) if kind != "gru" else h0)
+        pool.reset()
         model(name, args, outs)
         torch.cuda.synchronize()
+        pool_high, _ = pool.high()
         err = rel_err(outs[0].cpu().numpy(), expected.double().cpu().numpy())
         # On the legacy default stream every call launches its kernels one by
         # one; on a stream of its own the runtime replays a CUDA graph.
@@ -154,35 +279,96 @@ def bench_config(model_dir, kind, cfg, report):
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
+            pool.reset()
             ours = time_ms(lambda: model(name, args, outs))
+            _, graph_high = pool.high()
             model(name, args, outs)
             side.synchronize()
             graph_err = rel_err(outs[0].cpu().numpy(),
                                 expected.double().cpu().numpy())
         torch.cuda.current_stream().wait_stream(side)
         cudnn = time_ms(lambda: cudnn_module(*cudnn_inputs))
-    row = {"kind": kind, "config": cfg["name"], "T": T, "B": B, "I": I, "H": H,
-           "dtype": "bf16 storage, fp32 accumulation" if bf16 else "fp32 (tf32 allowed)", "ours_ms": ours, "cudnn_ms": cudnn,
-           "ratio_cudnn_over_ours": cudnn / ours, "rel_err_vs_torch": err,
-           "rel_err_graph_replay_vs_torch": graph_err,
-           "ours_without_graph_ms": direct, "ours_us_per_step": 1000 * ours / T}
+        compiled, compile_s = None, None
+        if with_compile:
+            forward, compile_s = compiled_baseline(kind, args, L, bf16)
+            compiled = time_ms(forward)
+        projection, recurrent = breakdown(kind, args, T, bf16) if L == 1 else (None, None)
+    gates = T * B * (3 if kind == "gru" else 4) * H * 4
+    row = {"kind": kind, "config": cfg["name"], "T": T, "B": B, "I": I, "H": H, "L": L,
+           "dtype": "bf16 storage, fp32 accumulation" if bf16 else "fp32 (tf32 allowed)",
+           "ours_ms": ours, "cudnn_ms": cudnn, "ratio_cudnn_over_ours": cudnn / ours,
+           "torch_compile_ms": compiled, "torch_compile_compile_s": compile_s,
+           "ratio_compile_over_ours": compiled / ours if compiled else None,
+           "rel_err_vs_torch": err, "rel_err_graph_replay_vs_torch": graph_err,
+           "ours_without_graph_ms": direct, "ours_us_per_step": 1000 * ours / T,
+           "gemm_projection_ms": projection, "gemm_recurrent_ms": recurrent,
+           "device_pool_high_bytes": pool_high, "graph_pool_high_bytes": graph_high,
+           "gate_buffer_bytes_per_layer": gates}
     report.append(row)
-    print(f"  {kind:9s} {cfg['name']:14s} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
-          f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x  "
-          f"rel err vs torch {err:.1e} / replay {graph_err:.1e}")
+    extra = f"  torch.compile {compiled:8.3f} ms ({compiled / ours:5.2f}x)" if compiled else ""
+    print(f"  {kind:9s} {cfg['name']:14s} L={L} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
+          f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x{extra}  "
+          f"rel err {err:.1e}/{graph_err:.1e}  scratch {pool_high / 2**20:.1f} MiB "
+          f"(graph {graph_high / 2**20:.1f}, gate buffer {gates / 2**20:.1f})")
+    if projection is not None:
+        rest = ours - projection - recurrent
+        print(f"      breakdown: projection GEMM {projection:.3f} ms + recurrent GEMMs "
+              f"{1000 * recurrent / T:.2f} us/step + rest (pointwise kernel, launch gaps) "
+              f"{1000 * rest / T:.2f} us/step")
+
+
+def random_args(model, name, T, B, seed):
+    """Random inputs for every argument of `name`: [T, B, ...] for the
+    sequence, B for other dynamic sizes, scaled by 1/sqrt(last dim)."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    args = []
+    for i, (dtype, shape) in enumerate(model.model.signature(name)[0]):
+        dims = [(T if i == 0 and d == 0 else B) if s is None else s
+                for d, s in enumerate(shape)]
+        scale = 1.0 / (dims[-1] ** 0.5) if dims else 1.0
+        args.append(torch.randn(dims, device="cuda", generator=gen) * scale)
+    return args
+
+
+def bench_zoo(model_dir, cfg, lstm_ms, report):
+    """Every zoo cell (bench/make_zoo_models.py) at `medium`, timed as our
+    LSTM (graph replay on a side stream), against our own LSTM's time."""
+    T, B = cfg["T"], cfg["B"]
+    print(f"== every zoo cell at medium (T={T}, B={B}, I=H={cfg['H']}) vs our LSTM "
+          f"({lstm_ms:.3f} ms)")
+    for path in sorted(glob.glob(os.path.join(model_dir, "zoo_*.so"))):
+        cell = os.path.basename(path)[4:-3]
+        model = CudaModel(path)
+        args = random_args(model, "forward", T, B, seed=5)
+        outs = model.outputs("forward", args)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.no_grad(), torch.cuda.stream(side):
+            ms = time_ms(lambda: model("forward", args, outs))
+        torch.cuda.current_stream().wait_stream(side)
+        finite = all(bool(torch.isfinite(o).all()) for o in outs)
+        ratio = ms / lstm_ms
+        report.append({"check": "zoo_medium", "cell": cell, "ours_ms": ms,
+                       "ratio_to_our_lstm": ratio, "finite": finite})
+        print(f"  {cell:18s} {ms:8.3f} ms  {ratio:5.2f}x our LSTM  "
+              f"{'ok' if ratio <= 1.3 else 'OVER 1.3x'}{'' if finite else '  NON-FINITE'}")
 
 
 def main(model_dir, out_json):
     report = []
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__)
     check_zoo(model_dir, report)
-    print("== timing, fp32 with tf32 allowed (median of", REPEATS, "CUDA-event timings)")
+    pool = MemPool()
+    print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
+          f"storage (median of {REPEATS} CUDA-event timings)")
     configs = json.load(open(os.path.join(ROOT, "bench", "configs.json")))["configs"]
     for cfg in configs:
-        if cfg["L"] != 1:
-            cfg = dict(cfg, name=cfg["name"] + " (1 layer)")
         for kind in ("lstm", "gru", "lstm_bf16"):
-            bench_config(model_dir, kind, cfg, report)
+            bench_config(model_dir, kind, cfg, report, pool, with_compile=True)
+    medium = next(c for c in configs if c["name"] == "medium")
+    lstm_ms = next(r["ours_ms"] for r in report
+                   if r.get("kind") == "lstm" and r.get("config") == "medium")
+    bench_zoo(model_dir, medium, lstm_ms, report)
     with open(out_json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(0), "results": report}, f, indent=1)
 

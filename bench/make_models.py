@@ -111,15 +111,67 @@ def lstm_bf16(I, H):
         f"params(%W, %U, %bW, %bU : tensor<{G}x{I}xbf16>, tensor<{G}x{H}xbf16>")
 
 
+def stacked(kind, I, H, layers):
+    """`layers` layers of `kind` (lstm, gru, lstm_bf16) in one function
+    @{lstm,gru}_seq_L{layers}: layer l runs on the outputs of layer l - 1
+    (cast to bf16 for lstm_bf16, whose cell reads bf16). Arguments: xs, then
+    per layer its initial states and W, U, b_W, b_U; results: the last
+    layer's outputs, then every layer's final states. Needs I == H (one
+    cell for every layer)."""
+    assert I == H, "one cell for every layer"
+    text = {"lstm": lstm, "gru": gru, "lstm_bf16": lstm_bf16}[kind](I, H)
+    cell_text = text[:text.index("func.func")]
+    base = "gru" if kind == "gru" else "lstm"
+    states = ["h"] if kind == "gru" else ["h", "c"]
+    G = (3 if kind == "gru" else 4) * H
+    w = "bf16" if kind == "lstm_bf16" else "f32"
+    seq_in, seq_out = f"tensor<?x?x{H}x{w}>", f"tensor<?x?x{H}xf32>"
+    st = f"tensor<?x{H}xf32>"
+    ptypes = [f"tensor<{G}x{H}x{w}>", f"tensor<{G}x{H}x{w}>",
+              f"tensor<{G}xf32>", f"tensor<{G}xf32>"]
+    args, body, finals = [f"%xs: {seq_in}"], [], []
+    x = "%xs"
+    for l in range(layers):
+        args += [f"%{s}0_{l}: {st}" for s in states]
+        args += [f"%{p}_{l}: {t}" for p, t in zip(("W", "U", "bW", "bU"), ptypes)]
+        if l > 0 and w == "bf16":
+            body.append(f"  %x{l} = rnn.cast {x} : {seq_out} to {seq_in}")
+            x = f"%x{l}"
+        fin = [f"%{s}T_{l}" for s in states]
+        body.append(
+            f"  %ys{l}, {', '.join(fin)} = rnn.scan @{base} inputs({x} : {seq_in})\n"
+            f"      init({', '.join(f'%{s}0_{l}' for s in states)} : "
+            f"{', '.join([st] * len(states))})\n"
+            f"      params(%W_{l}, %U_{l}, %bW_{l}, %bU_{l} : {', '.join(ptypes)})\n"
+            f"      -> outputs({seq_out}) states({', '.join([st] * len(states))})")
+        finals += fin
+        x = f"%ys{l}"
+    results = [x] + finals
+    rtypes = [seq_out] + [st] * len(finals)
+    return (cell_text +
+            f"func.func @{base}_seq_L{layers}({', '.join(args)})\n"
+            f"    -> ({', '.join(rtypes)}) {{\n" + "\n".join(body) + "\n"
+            f"  return {', '.join(results)} : {', '.join(rtypes)}\n}}\n")
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     configs = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
     sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs})
+    kinds = (("lstm", lstm), ("gru", gru), ("lstm_bf16", lstm_bf16))
     for I, H in sizes:
-        for name, make in (("lstm", lstm), ("gru", gru), ("lstm_bf16", lstm_bf16)):
+        for name, make in kinds:
             path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
             with open(path, "w") as f:
                 f.write(make(I, H))
+            print(path)
+    for c in configs:
+        if c["L"] == 1:
+            continue
+        for name, _ in kinds:
+            path = os.path.join(out_dir, f"{name}_I{c['I']}_H{c['H']}_L{c['L']}.mlir")
+            with open(path, "w") as f:
+                f.write(stacked(name, c["I"], c["H"], c["L"]))
             print(path)
 
 

@@ -18,6 +18,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
@@ -68,6 +70,9 @@ void registerCompilerDialects(DialectRegistry &registry) {
                   memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect,
                   gpu::GPUDialect, NVVM::NVVMDialect, ub::UBDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
+  // Offsets and sizes for the disjointness proofs of elide-buffer-copies.
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  memref::registerValueBoundsOpInterfaceExternalModels(registry);
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -117,12 +122,14 @@ std::string cpuLoweringPipeline() {
   // runtime passes dense row-major buffers) and results written into
   // caller-provided buffers; matmuls to the library GEMM; then loops and
   // the LLVM dialect. rsqrt is expanded and tanh goes to libm.
-  return "convert-rnn-to-linalg,canonicalize,cse,"
+  return "convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
          "allow-return-allocs-from-loops},"
-         "buffer-results-to-out-params{modify-public-functions},"
-         "buffer-deallocation-pipeline,"
+         "buffer-results-to-out-params{modify-public-functions},canonicalize,"
+         "elide-buffer-copies,"
+         "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness),"
+         "hoist-loop-allocations,"
          "convert-matmul-to-library-gemm{function=rnn_cpu_gemm},"
          "func.func(convert-linalg-to-loops),"
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
@@ -139,14 +146,16 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
-  return ("convert-rnn-to-linalg,canonicalize,cse,"
+  return ("convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
           "one-shot-bufferize{bufferize-function-boundaries "
           "function-boundary-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops},"
-          "buffer-results-to-out-params{modify-public-functions},"
-          "buffer-deallocation-pipeline,"
+          "buffer-results-to-out-params{modify-public-functions},canonicalize,"
+          "elide-buffer-copies,"
+          "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness)"
+          ","
           "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
-          "convert-buffers-to-gpu,"
+          "convert-buffers-to-gpu,convert-row-reductions-to-kernels,"
           "func.func(convert-linalg-to-parallel-loops),"
           "convert-parallel-loops-to-kernels,canonicalize,cse,"
           "gpu-lower-to-nvvm-pipeline{cubin-chip=" +

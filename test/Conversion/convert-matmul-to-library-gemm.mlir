@@ -131,3 +131,41 @@ func.func @live_fill(%x: memref<4x3xf32>, %w: memref<8x3xf32>, %y: memref<4x8xf3
   }
   return
 }
+
+// -----
+
+#in = affine_map<(t, b, n, k) -> (t, b, k)>
+#w = affine_map<(t, b, n, k) -> (n, k)>
+#out = affine_map<(t, b, n, k) -> (t, b, n)>
+
+// The next layer's projection reads rows 1..T of a sequence with a row for
+// the initial state: whether the rows are packed depends on the batch, so
+// the GEMM runs under a run-time check of the strides (stride[0] ==
+// stride[1] * size[1]) and the contraction, with its zero fill, is the
+// fallback.
+// CHECK-LABEL: func.func @packed_at_run_time
+// CHECK: %{{.*}}, %{{.*}}, %[[SIZES:.*]]:3, %[[STRIDES:.*]]:3 = memref.extract_strided_metadata %arg0
+// CHECK: %[[ROW:.*]] = arith.muli %[[STRIDES]]#1, %[[SIZES]]#1
+// CHECK: %[[PACKED:.*]] = arith.cmpi eq, %[[STRIDES]]#0, %[[ROW]]
+// CHECK: scf.if %[[PACKED]] {
+// CHECK-NOT: linalg.fill
+// CHECK: call @rnn_cpu_gemm
+// CHECK: } else {
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK-NOT: rnn.gemm_weight_layout
+// CHECK: }
+func.func @packed_at_run_time(%x: memref<?x?x3xf32, strided<[?, 3, 1], offset: ?>>, %w: memref<8x3xf32>, %y: memref<?x?x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x?x8xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x3xf32, strided<[?, 3, 1], offset: ?>>, memref<8x3xf32>) outs(%y : memref<?x?x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

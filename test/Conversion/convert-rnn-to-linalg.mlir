@@ -1,17 +1,29 @@
 // RUN: rnn-opt %s -split-input-file --convert-rnn-to-linalg | FileCheck %s
 
 // A scan is a loop over time around the inlined cell; the matmul is a marked
-// contraction; nothing of the rnn dialect is left.
+// contraction; nothing of the rnn dialect is left. The state h is also the
+// output, so it lives in the output sequence: one extra row (row 0) holds
+// h0, step I reads row I and writes row I + 1, and the results are rows
+// 1..T and row T. Arguments belong to the caller: not writable.
 // CHECK-LABEL: func.func @elman
+// CHECK-SAME: %arg1: tensor<?x4xf32> {bufferization.writable = false}
 // CHECK-NOT: rnn.
 // CHECK: %[[T:.*]] = tensor.dim %arg0, %c0
-// CHECK: scf.for %[[I:.*]] = %c0{{.*}} to %[[T]] step %c1{{.*}} iter_args(
+// CHECK: %[[ROWS:.*]] = arith.addi %[[T]], %c1
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%[[ROWS]], %{{.*}}) : tensor<?x?x4xf32>
+// CHECK: %[[WITH_H0:.*]] = tensor.insert_slice %arg1 into %[[EMPTY]][%c0{{.*}}, 0, 0]
+// CHECK: %[[SEQ:.*]] = scf.for %[[I:.*]] = %c0{{.*}} to %[[T]] step %c1{{.*}} iter_args(%[[YS:.*]] = %[[WITH_H0]])
+// CHECK: %[[NEXT:.*]] = arith.addi %[[I]], %c1
 // CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0]
+// CHECK: %[[H:.*]] = tensor.extract_slice %[[YS]][%[[I]], 0, 0]
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK-SAME: rnn.gemm_weight_layout = 0 : i32
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %arg3
 // CHECK: math.tanh
-// CHECK: tensor.insert_slice {{.*}} into %{{.*}}[%[[I]], 0, 0]
+// CHECK: tensor.insert_slice {{.*}} into %[[YS]][%[[NEXT]], 0, 0]
 // CHECK: scf.yield
+// CHECK: tensor.extract_slice %[[SEQ]][1, 0, 0] [%[[T]],
+// CHECK: tensor.extract_slice %[[SEQ]][%[[T]], 0, 0] [1,
 // CHECK-NOT: rnn.
 rnn.cell @cell inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
     params(%W: tensor<4x3xf32>, %U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
@@ -90,4 +102,33 @@ rnn.cell @acc inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) {
 func.func @one_step(%x: tensor<2x4xf32>, %h: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %h1 = rnn.step @acc inputs(%x : tensor<2x4xf32>) states(%h : tensor<2x4xf32>) -> states(tensor<2x4xf32>)
   return %h1 : tensor<2x4xf32>
+}
+
+// -----
+
+// A state that is not an output (c) is computed into its loop-carried
+// tensor, which bufferization can then update in place; the output state
+// of a reverse scan starts in the last row and step T-1-I reads the row
+// after the one it writes.
+// CHECK-LABEL: func.func @two_states_reverse
+// CHECK: %[[T:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.insert_slice %arg1 into %{{.*}}[%[[T]], 0, 0]
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[C:.*]] = %arg2, %[[YS:.*]] = %{{.*}})
+// CHECK: %[[POS:.*]] = arith.subi %{{.*}}, %[[I]]
+// CHECK: %[[AFTER:.*]] = arith.addi %[[POS]], %c1
+// CHECK: tensor.extract_slice %[[YS]][%[[AFTER]], 0, 0]
+// CHECK: %[[CN:.*]] = linalg.generic {{.*}} outs(%[[C]] : tensor<?x4xf32>)
+// CHECK: %[[HN:.*]] = linalg.generic
+// CHECK: %[[ROW:.*]] = tensor.insert_slice %[[HN]] into %[[YS]][%[[POS]], 0, 0]
+// CHECK: scf.yield %[[CN]], %[[ROW]]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [%[[T]],
+rnn.cell @acc2 inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>, %c: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %cn = rnn.add %x, %c : tensor<?x4xf32>, tensor<?x4xf32>
+  %hn = rnn.mul %cn, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn, %cn : tensor<?x4xf32>, tensor<?x4xf32>)
+}
+func.func @two_states_reverse(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %c0: tensor<?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %ys, %hT, %cT = rnn.scan @acc2 reverse inputs(%xs : tensor<?x?x4xf32>) init(%h0, %c0 : tensor<?x4xf32>, tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>, tensor<?x4xf32>)
+  return %ys, %hT, %cT : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }

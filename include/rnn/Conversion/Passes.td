@@ -20,9 +20,17 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
     rows, a `linalg.generic` marked `rnn.gemm_weight_layout` (the library
     GEMM lowering later turns it into a BLAS or cuBLAS call; left alone it
     lowers to loops). The cells are erased.
+
+    The result is prepared for in-place bufferization: a state that the
+    cell also outputs lives in its output sequence (one extra row holds the
+    initial state; each step reads the row the previous step wrote), other
+    states are computed into their loop-carried tensor, and function tensor
+    arguments are marked `bufferization.writable = false` (they belong to
+    the caller).
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];
@@ -46,8 +54,12 @@ def ConvertMatmulToLibraryGemm
     metadata: `b_layout` is 0 for a weight stored `[N, K]` (PyTorch's
     layout, `C = A·Bᵀ`) and 1 for `[K, N]`, plus 2 when the matmul allowed
     TF32 and `tf32-flag` is set (the cuBLAS entry point reads it; the CPU one
-    takes the layout alone); dtypes use the runtime's `rnn_dtype` codes. The CPU backend names `rnn_cpu_gemm` (OpenBLAS) in
-    `librnn_runtime`; a GPU backend names its cuBLAS entry point.
+    takes the layout alone); dtypes use the runtime's `rnn_dtype` codes. The
+    CPU backend names `rnn_cpu_gemm` (OpenBLAS) in `librnn_runtime`; a GPU
+    backend names its cuBLAS entry point. When the type cannot tell that the
+    leading dimensions of A or C are packed (a slice of a sequence whose
+    batch is dynamic), the call runs under an `scf.if` that checks the
+    strides at run time, with the contraction as the fallback.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
@@ -57,11 +69,44 @@ def ConvertMatmulToLibraryGemm
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
   let statistics = [
     Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">
   ];
+}
+
+def ElideBufferCopies : Pass<"elide-buffer-copies", "::mlir::ModuleOp"> {
+  let summary = "Reads a buffer directly instead of a copy of it";
+  let description = [{
+    After bufferization, before deallocation: a `memref.copy` into a fresh
+    `memref.alloc` whose every later use (in the same block) only reads it
+    is removed and the readers read the source, provided nothing from the
+    copy to the last read may write the source. Writes are known from
+    memory effects (a call or an op without them keeps the copy); two
+    buffers overlap unless their roots differ and one of them is allocated
+    here, or they are subviews of one buffer that value-bounds analysis
+    proves disjoint (row t and row t + 1 of a sequence). This removes the
+    per-step copy of a state read while its successor is written into the
+    next row, and the copies of results into temporaries before they are
+    copied into the caller's buffers.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def HoistLoopAllocations
+    : Pass<"hoist-loop-allocations", "::mlir::ModuleOp"> {
+  let summary = "Allocates a loop's per-iteration scratch buffers once";
+  let description = [{
+    After deallocation: a `memref.alloc` in an `scf.for` body whose sizes are
+    defined outside the loop, whose only `memref.dealloc` is in the same
+    body, and which (with its views) is not yielded lives within one
+    iteration; it moves before the loop and its dealloc after it, so all
+    iterations share one buffer. Inner loops first, so buffers climb through
+    a nest. On the GPU this turns T stream-ordered allocations and frees
+    (graph nodes once captured) into one.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
@@ -78,6 +123,31 @@ def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::linalg::LinalgDialect"];
+}
+
+def ConvertRowReductionsToKernels
+    : Pass<"convert-row-reductions-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Maps each row reduction on buffers to one warp per row";
+  let description = [{
+    For the CUDA backend, before the loop mapping: a `linalg.generic` on
+    memrefs that folds the last axis of its input into a `[..., 1]` output
+    with one associative float op (`addf`, `mulf`, `maximumf`, `maxnumf`,
+    `minimumf`, `minnumf`: the row sums and maxima of layer norms and
+    softmax-like cells) becomes a `gpu.launch` in which each warp reduces a
+    row: lane l folds elements l, l + 32, ... (coalesced loads), five
+    `gpu.shuffle xor` steps combine the lanes' partials, and lane 0 folds
+    the result into the output's initial value. `block-size / 32` rows per
+    block. Other reductions are left to the generic mapping, which gives
+    each row to one thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (a multiple of 32)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def ConvertParallelLoopsToKernels

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -31,36 +32,53 @@ static int32_t dtypeCode(Type type) {
   return -1;
 }
 
-/// Whether the rows of a `[..., C]` memref form one `[M, C]` matrix with a
-/// unit inner stride: any rank-2 strided layout with unit inner stride, or
-/// an identity layout of higher rank.
-static bool isMatrixOfRows(MemRefType type) {
-  if (type.getRank() > 2)
-    return type.getLayout().isIdentity();
+/// Whether the rows of a `[..., C]` memref can form one `[M, C]` matrix:
+/// a strided layout with unit inner stride. For rank > 2 the leading
+/// dimensions must also be packed (stride[d] = stride[d+1] * size[d+1]),
+/// which `rowsArePacked` checks.
+static bool hasUnitInnerStride(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
-  return type.getRank() == 2 && strides.back() == 1;
+  return type.getRank() >= 2 && strides.back() == 1;
 }
 
-/// The contraction accumulated onto a zero-filled buffer; the GEMM call
-/// overwrites it (beta = 0), so a fill of the same buffer just before, with
-/// nothing in between that touches memory, is dead: one kernel (or loop)
-/// less per matmul.
-static void eraseDeadZeroFill(linalg::GenericOp contraction, Value buffer,
-                              Operation *call) {
-  for (Operation *op = contraction->getPrevNode(); op; op = op->getPrevNode()) {
-    if (op == call)
-      continue;
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      if (fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer)
-        fill.erase();
-      return;
-    }
-    if (!isMemoryEffectFree(op))
-      return;
+/// Null when the leading dimensions of `memref` are packed by its type
+/// (rank 2, or an identity layout); otherwise an i1 that says whether they
+/// are at run time. The rows of a sequence's slice ([1..T] of a buffer with
+/// a row for the initial state) are packed, but a dynamic batch leaves its
+/// stride unknown to the type.
+static Value rowsArePacked(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() <= 2 || type.getLayout().isIdentity())
+    return Value();
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value packed;
+  for (int64_t d = 0; d + 2 < type.getRank(); ++d) {
+    Value expected = arith::MulIOp::create(b, loc, metadata.getStrides()[d + 1],
+                                           metadata.getSizes()[d + 1]);
+    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       metadata.getStrides()[d], expected);
+    packed = packed ? arith::AndIOp::create(b, loc, packed, same) : same;
   }
+  return packed;
+}
+
+/// The contraction accumulates onto a zero-filled buffer; the GEMM call
+/// overwrites it (beta = 0), so a fill of the same buffer just before, with
+/// nothing in between that touches memory, is dead where the call runs.
+static linalg::FillOp findDeadZeroFill(linalg::GenericOp contraction,
+                                       Value buffer) {
+  for (Operation *op = contraction->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(op))
+      return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer
+                 ? fill
+                 : linalg::FillOp();
+    if (!isMemoryEffectFree(op))
+      return linalg::FillOp();
+  }
+  return linalg::FillOp();
 }
 
 struct ConvertMatmulToLibraryGemmPass
@@ -103,8 +121,8 @@ struct ConvertMatmulToLibraryGemmPass
       int32_t cCode = dtypeCode(cType.getElementType());
       if (abCode < 0 || cCode < 0 ||
           bType.getElementType() != aType.getElementType() ||
-          !isMatrixOfRows(aType) || !isMatrixOfRows(bType) ||
-          !isMatrixOfRows(cType))
+          !hasUnitInnerStride(aType) || bType.getRank() != 2 ||
+          !hasUnitInnerStride(bType) || !hasUnitInnerStride(cType))
         continue;
       int32_t layout =
           cast<IntegerAttr>(contraction->getAttr(rnn::kGemmWeightLayoutAttr))
@@ -137,6 +155,25 @@ struct ConvertMatmulToLibraryGemmPass
         Value rowStride = metadata.getStrides()[type.getRank() - 2];
         return {i64Of(address), i64Of(rowStride)};
       };
+      // Operands whose rows are packed only at run time get the call under
+      // a check, the contraction (and its zero fill) as the fallback.
+      linalg::FillOp fill = findDeadZeroFill(contraction, c);
+      Value packed;
+      for (Value operand : {a, c})
+        if (Value check = rowsArePacked(builder, loc, operand))
+          packed = packed ? arith::AndIOp::create(builder, loc, packed, check)
+                          : check;
+      scf::IfOp guard;
+      if (packed) {
+        guard = scf::IfOp::create(builder, loc, packed, /*withElse=*/true);
+        builder.setInsertionPointToStart(&guard.getElseRegion().front());
+        if (fill)
+          builder.clone(*fill);
+        Operation *fallback = builder.clone(*contraction);
+        fallback->removeAttr(rnn::kGemmWeightLayoutAttr);
+        fallback->removeAttr(rnn::kGemmAllowTf32Attr);
+        builder.setInsertionPointToStart(&guard.getThenRegion().front());
+      }
       // M: the product of the leading sizes of A.
       Value rows = arith::ConstantIndexOp::create(builder, loc, 1);
       for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
@@ -149,12 +186,12 @@ struct ConvertMatmulToLibraryGemmPass
           i64Of(memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
       Value n =
           i64Of(memref::DimOp::create(builder, loc, c, cType.getRank() - 1));
-      auto call = func::CallOp::create(
-          builder, loc, callee,
-          ValueRange{constantI32(abCode), constantI32(cCode),
-                     constantI32(layout), i64Of(rows), n, k, aAddr, lda, bAddr,
-                     ldb, cAddr, ldc});
-      eraseDeadZeroFill(contraction, c, call);
+      func::CallOp::create(builder, loc, callee,
+                           ValueRange{constantI32(abCode), constantI32(cCode),
+                                      constantI32(layout), i64Of(rows), n, k,
+                                      aAddr, lda, bAddr, ldb, cAddr, ldc});
+      if (fill)
+        fill.erase();
       contraction.erase();
       ++numCalls;
     }

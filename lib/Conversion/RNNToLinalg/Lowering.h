@@ -66,6 +66,16 @@ mlir::LogicalResult lowerScan(ScanOp scan, CellOp cell);
 /// Replaces an rnn.step by the inlined cell.
 mlir::LogicalResult lowerStep(StepOp step, CellOp cell);
 
+/// Makes every linalg op that computes a loop-carried tensor from an unread
+/// tensor.empty write into the carried tensor instead, so bufferization can
+/// update loop state in place.
+void reuseLoopCarriedDestinations(mlir::Operation *root);
+
+/// Marks the tensor arguments of every function with a body
+/// `bufferization.writable = false`: bufferization copies before writing
+/// into them.
+void markArgumentsReadOnly(mlir::Operation *root);
+
 } // namespace lowering
 } // namespace rnn
 

@@ -41,7 +41,10 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
        llvm::zip(group.getReadOperands(), group.getReadOffsets())) {
     Value operand = group.getInputs()[operandIndex];
     auto type = cast<RankedTensorType>(operand.getType());
-    if (type.getRank() == 0 || type.getShape().back() == 1) {
+    // Whole operands are read directly: a full-size slice would hide from
+    // bufferization that the group reads a state where it writes it.
+    if (type.getRank() == 0 || type.getShape().back() == 1 ||
+        (offset == 0 && type.getShape().back() == width)) {
       windows.push_back(operand);
       continue;
     }

@@ -58,6 +58,8 @@ struct ConvertRNNToLinalgPass
       op->replaceAllUsesWith(*replacements);
       op->erase();
     }
+    lowering::reuseLoopCarriedDestinations(module);
+    lowering::markArgumentsReadOnly(module);
   }
 };
 

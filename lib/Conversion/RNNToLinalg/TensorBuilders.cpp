@@ -40,12 +40,11 @@ SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, Location loc,
                                      int64_t sourceOffset) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d < type.getRank(); ++d)
-    sizes.push_back(
-        type.isDynamicDim(d)
-            ? OpFoldResult(
-                  tensor::DimOp::create(b, loc, source, d + sourceOffset)
-                      .getResult())
-            : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+    sizes.push_back(type.isDynamicDim(d)
+                        ? OpFoldResult(tensor::DimOp::create(b, loc, source,
+                                                             d + sourceOffset)
+                                           .getResult())
+                        : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
   return sizes;
 }
 

@@ -1,0 +1,274 @@
+//===- RowReductionsToKernels.cpp - One warp per row of a reduction -------===//
+//
+// The generic kernel mapping gives every row of a reduction to one thread,
+// which then walks the whole row alone: a layer norm over 4096 features at
+// batch 64 keeps 64 threads busy for thousands of dependent, uncoalesced
+// loads. Here a warp takes a row instead: its lanes read consecutive
+// elements (coalesced), each keeps a partial result, and five butterfly
+// shuffles combine the partials.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
+
+namespace rnn {
+#define GEN_PASS_DEF_CONVERTROWREDUCTIONSTOKERNELS
+#include "rnn/Conversion/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+
+/// The value that leaves `combiner`'s other operand unchanged, or null when
+/// `combiner` is not an associative, commutative float reduction.
+TypedAttr neutralElement(Operation *combiner, FloatType type) {
+  double value;
+  if (isa<arith::AddFOp>(combiner))
+    value = 0.0;
+  else if (isa<arith::MulFOp>(combiner))
+    value = 1.0;
+  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+    value = -std::numeric_limits<double>::infinity();
+  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+    value = std::numeric_limits<double>::infinity();
+  else
+    return {};
+  return FloatAttr::get(type, value);
+}
+
+/// The single combining op of a row reduction `out[r..., 0] = op(in[r...,
+/// k], out[r..., 0])` over the last axis of a memref, or null.
+Operation *matchRowReduction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1)
+    return nullptr;
+  int64_t rank = op.getNumLoops();
+  if (rank < 2 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return nullptr;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[0].isIdentity())
+    return nullptr;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, context));
+  outExprs.push_back(getAffineConstantExpr(0, context));
+  if (maps[1] != AffineMap::get(rank, 0, outExprs, context))
+    return nullptr;
+  Block *body = op.getBlock();
+  if (!llvm::hasSingleElement(body->without_terminator()))
+    return nullptr;
+  Operation *combiner = &body->front();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (yield.getValues().size() != 1 ||
+      yield.getValues()[0] != combiner->getResult(0) ||
+      combiner->getNumOperands() != 2 ||
+      !llvm::is_contained(combiner->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(combiner->getOperands(), body->getArgument(1)))
+    return nullptr;
+  auto type = dyn_cast<FloatType>(body->getArgument(0).getType());
+  if (!type || !neutralElement(combiner, type))
+    return nullptr;
+  return combiner;
+}
+
+/// Whether `value` is a constant equal to `neutral`.
+bool isConstant(Value value, TypedAttr neutral) {
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  return constant && constant.getValue() == neutral;
+}
+
+/// Whether `op` may write `buffer`: its own effects say so, or, for an op
+/// that holds others (a guard, a kernel), one of those may; ops that say
+/// nothing may.
+bool mayWrite(Operation *op, Value buffer) {
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    return effects.getEffectOnValue<MemoryEffects::Write>(buffer).has_value();
+  if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+      !isa<gpu::LaunchOp>(op))
+    return true;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (mayWrite(&nested, buffer))
+        return true;
+  return false;
+}
+
+/// Whether `copy` copies a buffer that a linalg.fill earlier in the same
+/// block filled with `neutral`, nothing writing it in between.
+bool copiesNeutralFill(linalg::CopyOp copy, TypedAttr neutral) {
+  Value source = copy.getDpsInputs()[0];
+  for (Operation *op = copy->getPrevNode(); op; op = op->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(op);
+    if (fill && fill.getDpsInits()[0] == source)
+      return isConstant(fill.getDpsInputs()[0], neutral);
+    if (mayWrite(op, source))
+      return false;
+  }
+  return false;
+}
+
+/// The op just before `reduction` that fills its output with the neutral
+/// element (a linalg.fill, or a linalg.copy of a buffer some linalg.fill
+/// filled with it), when nothing between touches memory: the kernel can
+/// then store its result instead of folding it into that value.
+Operation *neutralInitialiser(linalg::GenericOp reduction, Value output,
+                              TypedAttr neutral) {
+  for (Operation *op = reduction->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(op))
+      return fill.getDpsInits()[0] == output &&
+                     isConstant(fill.getDpsInputs()[0], neutral)
+                 ? op
+                 : nullptr;
+    if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+      if (copy.getDpsInits()[0] != output)
+        return nullptr;
+      return copiesNeutralFill(copy, neutral) ? op : nullptr;
+    }
+    if (!isMemoryEffectFree(op))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+struct ConvertRowReductionsToKernelsPass
+    : public rnn::impl::ConvertRowReductionsToKernelsBase<
+          ConvertRowReductionsToKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, Operation *>> reductions;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return;
+      if (Operation *combiner = matchRowReduction(op))
+        reductions.push_back({op, combiner});
+    });
+    for (auto [op, combiner] : reductions)
+      convert(op, combiner);
+  }
+
+  /// combiner(lhs, rhs), cloned from the reduction's body.
+  static Value combine(OpBuilder &b, Operation *combiner, Value lhs,
+                       Value rhs) {
+    Block *body = combiner->getBlock();
+    IRMapping mapping;
+    mapping.map(body->getArgument(0), lhs);
+    mapping.map(body->getArgument(1), rhs);
+    return b.clone(*combiner, mapping)->getResult(0);
+  }
+
+  void convert(linalg::GenericOp op, Operation *combiner) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value input = op.getDpsInputs()[0], output = op.getDpsInits()[0];
+    auto inputType = cast<MemRefType>(input.getType());
+    int64_t rank = inputType.getRank();
+    auto elementType = cast<FloatType>(inputType.getElementType());
+    TypedAttr neutralAttr = neutralElement(combiner, elementType);
+    // Our reductions start from the neutral element: then the result is
+    // stored as it is, and the fill (or copy of a filled buffer) goes.
+    Operation *initialiser = neutralInitialiser(op, output, neutralAttr);
+
+    SmallVector<Value> rowSizes;
+    Value rows = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      rowSizes.push_back(memref::DimOp::create(b, loc, input, d));
+      rows = arith::MulIOp::create(b, loc, rows, rowSizes.back());
+    }
+    Value length = memref::DimOp::create(b, loc, input, rank - 1);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value warp = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+    Value warpsPerBlock =
+        arith::ConstantIndexOp::create(b, loc, blockSize / kWarpSize);
+    Value block = arith::ConstantIndexOp::create(b, loc, blockSize);
+    Value grid = arith::CeilDivUIOp::create(b, loc, rows, warpsPerBlock);
+    Value nonEmpty =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rows,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElse=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    auto launch =
+        gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value thread = launch.getThreadIds().x;
+    Value lane = arith::RemUIOp::create(kb, loc, thread, warp);
+    Value row = arith::AddIOp::create(
+        kb, loc,
+        arith::MulIOp::create(kb, loc, launch.getBlockIds().x, warpsPerBlock),
+        arith::DivUIOp::create(kb, loc, thread, warp));
+    // A whole warp takes the same side of this test, so the shuffles below
+    // always run with all 32 lanes.
+    Value inRange =
+        arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, row, rows);
+    auto inside = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
+    OpBuilder ib = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
+
+    // Row-major delinearisation of the row index.
+    SmallVector<Value> indices(rank - 1);
+    Value rest = row;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      indices[d] =
+          d == 0 ? rest
+                 : Value(arith::RemUIOp::create(ib, loc, rest, rowSizes[d]));
+      if (d > 0)
+        rest = arith::DivUIOp::create(ib, loc, rest, rowSizes[d]);
+    }
+
+    // Each lane folds elements lane, lane + 32, ... of the row.
+    Value neutral = arith::ConstantOp::create(ib, loc, neutralAttr);
+    auto strided = scf::ForOp::create(
+        ib, loc, lane, length, warp, ValueRange{neutral},
+        [&](OpBuilder &lb, Location l, Value k, ValueRange acc) {
+          SmallVector<Value> at(indices);
+          at.push_back(k);
+          Value element = memref::LoadOp::create(lb, l, input, at);
+          scf::YieldOp::create(lb, l, combine(lb, combiner, element, acc[0]));
+        });
+    Value partial = strided.getResult(0);
+    for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(ib, loc, partial, offset, kWarpSize,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      partial = combine(ib, combiner, other, partial);
+    }
+
+    // Lane 0 writes the row's result, folded into the output's initial
+    // value unless that is the neutral element.
+    Value first =
+        arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
+                              arith::ConstantIndexOp::create(ib, loc, 0));
+    auto writer = scf::IfOp::create(ib, loc, first, /*withElse=*/false);
+    OpBuilder wb = OpBuilder::atBlockBegin(&writer.getThenRegion().front());
+    SmallVector<Value> at(indices);
+    at.push_back(arith::ConstantIndexOp::create(wb, loc, 0));
+    Value result = partial;
+    if (!initialiser)
+      result = combine(wb, combiner, partial,
+                       memref::LoadOp::create(wb, loc, output, at));
+    memref::StoreOp::create(wb, loc, result, output, at);
+
+    kb.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(kb, loc);
+    op.erase();
+    if (initialiser)
+      initialiser->erase();
+  }
+};
+
+} // namespace
