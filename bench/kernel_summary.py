@@ -17,7 +17,8 @@ def main(path, steps):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         value = float(row["Metric Value"].replace(",", ""))
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}[row["Metric Unit"]]
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0,
+                 "msecond": 1e3, "ms": 1e3}[row["Metric Unit"]]
         name = row["Kernel Name"][:60]
         total[name] += value * scale
         count[name] += 1

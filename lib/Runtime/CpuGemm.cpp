@@ -272,9 +272,9 @@ static const Blas &blas() {
 }
 
 /// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too.
-static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
-                   int n, int k, const uint16_t *a, int lda, const uint16_t *b,
-                   int ldb, void *c, int ldc) {
+static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
+                   int m, int n, int k, const uint16_t *a, int lda,
+                   const uint16_t *b, int ldb, void *c, int ldc) {
   bool narrowC = cDtype != RNN_F32;
   // Each product is below 2^62, so the sum cannot overflow a size_t.
   size_t count = size_t(m) * size_t(k) + size_t(n) * size_t(k) +
@@ -300,7 +300,7 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, int m,
 
   blas().sgemm(CblasRowMajor, CblasNoTrans,
                bLayout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans, m, n, k,
-               1.0f, a32, k, b32, bCols, 0.0f, c32, ldc32);
+               1.0f, a32, k, b32, bCols, beta, c32, ldc32);
 
   if (narrowC)
     narrowMatrix(c32, m, n, static_cast<uint16_t *>(c), ldc,
@@ -329,9 +329,17 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
                   c_dtype);
     return;
   }
+  bool accumulate = (b_layout & RNN_GEMM_ACCUMULATE) != 0;
+  b_layout &= ~RNN_GEMM_ACCUMULATE;
   if (!checkOperands(b_layout, m, n, k, lda, ldb, ldc))
     return;
-  if (m == 0 || n == 0)
+  if (accumulate && c_dtype != RNN_F32 && c_dtype != RNN_F64) {
+    recordFailure(RNN_ERROR_UNSUPPORTED,
+                  "rnn_cpu_gemm: cannot accumulate into a %s result",
+                  describeDtype(c_dtype));
+    return;
+  }
+  if (m == 0 || n == 0 || (k == 0 && accumulate))
     return;
 
   auto *cPtr = reinterpret_cast<char *>(c);
@@ -357,18 +365,18 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
   if (ab_dtype == RNN_F32) {
     lib.sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0f,
               reinterpret_cast<const float *>(a), int(lda),
-              reinterpret_cast<const float *>(b), int(ldb), 0.0f,
-              reinterpret_cast<float *>(c), int(ldc));
+              reinterpret_cast<const float *>(b), int(ldb),
+              accumulate ? 1.0f : 0.0f, reinterpret_cast<float *>(c), int(ldc));
     return;
   }
   if (ab_dtype == RNN_F64) {
     lib.dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0,
               reinterpret_cast<const double *>(a), int(lda),
-              reinterpret_cast<const double *>(b), int(ldb), 0.0,
-              reinterpret_cast<double *>(c), int(ldc));
+              reinterpret_cast<const double *>(b), int(ldb),
+              accumulate ? 1.0 : 0.0, reinterpret_cast<double *>(c), int(ldc));
     return;
   }
-  gemm16(ab_dtype, c_dtype, b_layout, int(m), int(n), int(k),
-         reinterpret_cast<const uint16_t *>(a), int(lda),
+  gemm16(ab_dtype, c_dtype, b_layout, accumulate ? 1.0f : 0.0f, int(m), int(n),
+         int(k), reinterpret_cast<const uint16_t *>(a), int(lda),
          reinterpret_cast<const uint16_t *>(b), int(ldb), cPtr, int(ldc));
 }

@@ -38,10 +38,12 @@ func.func @sequence(%x: memref<?x?x3xf32>, %w: memref<8x3xf32>, %y: memref<?x?x8
 
 // A row of a sequence (a strided view with unit inner stride) times a
 // [K, N] weight in bf16 with an f32 result: layout 1, dtype codes 2 and 0.
+// Nothing zero-fills the output first, so the contraction adds onto it:
+// the accumulate flag 4 is set (1 + 4).
 // CHECK-LABEL: func.func @strided_rows
 // CHECK-DAG: %[[BF16:.*]] = arith.constant 2 : i32
 // CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
-// CHECK-DAG: %[[KN:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[KN:.*]] = arith.constant 5 : i32
 // CHECK: call @rnn_cpu_gemm(%[[BF16]], %[[F32]], %[[KN]],
 func.func @strided_rows(%x: memref<?x3xbf16, strided<[3, 1], offset: ?>>, %w: memref<3x8xbf16>, %y: memref<?x8xf32>) {
   linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}

@@ -132,3 +132,29 @@ func.func @two_states_reverse(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %c0:
       -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>, tensor<?x4xf32>)
   return %ys, %hT, %cT : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// A matmul accumulating onto the projected input row: the contraction's
+// init is the row itself (no zero fill), and the projection sequence is
+// carried through the loop with the accumulated row written back where it
+// was read, so that bufferization updates it in place.
+// CHECK-LABEL: func.func @accumulating
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[PS:.*]] = %arg0, %{{.*}} = %{{.*}})
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[PS]][%[[I]], 0, 0]
+// CHECK-NOT: linalg.fill
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%[[ROW]] : tensor<?x4xf32>)
+// CHECK-SAME: rnn.gemm_weight_layout
+// CHECK: %[[BACK:.*]] = tensor.insert_slice %[[G]] into %[[PS]][%[[I]], 0, 0]
+// CHECK: scf.yield %[[BACK]],
+rnn.cell @acc_elman inputs(%p: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %g = rnn.matmul %h, %U acc %p : tensor<?x4xf32>, tensor<4x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  %t = rnn.tanh %g : tensor<?x4xf32>
+  rnn.yield outputs(%t : tensor<?x4xf32>) states(%t : tensor<?x4xf32>)
+}
+func.func @accumulating(%ps: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %U: tensor<4x4xf32>) -> tensor<?x?x4xf32> {
+  %ys, %hT = rnn.scan @acc_elman inputs(%ps : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      params(%U : tensor<4x4xf32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys : tensor<?x?x4xf32>
+}

@@ -861,6 +861,43 @@ static void testGemmAccuracy(void) {
                      sizes[s][2], (caseIndex++ % 2) * 3);
 }
 
+/* C += A * B^T (RNN_GEMM_ACCUMULATE) onto known values of C: f32, f64 and
+ * bf16 operands with an f32 C; with k = 0, C keeps its values. */
+static void testGemmAccumulate(void) {
+  section("gemm accumulate");
+  static const rnn_dtype pairs[][2] = {
+      {RNN_F32, RNN_F32}, {RNN_F64, RNN_F64}, {RNN_BF16, RNN_F32}};
+  for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); ++p) {
+    rnn_dtype abType = pairs[p][0], cType = pairs[p][1];
+    for (int64_t k = 0; k <= 5; k += 5) {
+      enum { M = 3, N = 4, K = 5 };
+      unsigned char a[M * K * 8], b[N * K * 8], c[M * N * 8];
+      double before[M * N];
+      for (int64_t i = 0; i < M * K; ++i)
+        storeRandom(a, abType, i);
+      for (int64_t i = 0; i < N * K; ++i)
+        storeRandom(b, abType, i);
+      for (int64_t i = 0; i < M * N; ++i) {
+        storeRandom(c, cType, i + 7);
+        before[i] = load(c, cType, i);
+      }
+      rnn_cpu_gemm(abType, cType, RNN_GEMM_B_NK | RNN_GEMM_ACCUMULATE, M, N,
+                   k, (int64_t)(intptr_t)a, K, (int64_t)(intptr_t)b, K,
+                   (int64_t)(intptr_t)c, N);
+      double maxError = 0.0;
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double want = before[i * N + j];
+          for (int64_t q = 0; q < k; ++q)
+            want += load(a, abType, i * K + q) * load(b, abType, j * K + q);
+          maxError = fmax(maxError, fabs(load(c, cType, i * N + j) - want));
+        }
+      check(maxError <= 1e-5, "gemm accumulate %s -> %s, k=%lld: error %.3g",
+            dtypeName(abType), dtypeName(cType), (long long)k, maxError);
+    }
+  }
+}
+
 /* One element of C from up to 3 products, compared bit for bit: the
  * rounding rules of the 16-bit conversions. */
 static void testGemmExact(const char *what, rnn_dtype abType, rnn_dtype cType,
@@ -979,6 +1016,7 @@ int main(int argc, char **argv) {
   rnn_model_unload(NULL);
 
   testGemmAccuracy();
+  testGemmAccumulate();
   testGemmRounding();
 
   printf("%d checks, %d failed\n", numChecks, numFailures);

@@ -54,7 +54,9 @@ def ConvertMatmulToLibraryGemm
     metadata: `b_layout` is 0 for a weight stored `[N, K]` (PyTorch's
     layout, `C = A·Bᵀ`) and 1 for `[K, N]`, plus 2 when the matmul allowed
     TF32 and `tf32-flag` is set (the cuBLAS entry point reads it; the CPU one
-    takes the layout alone); dtypes use the runtime's `rnn_dtype` codes. The
+    takes the layout alone), plus 4 (accumulate: `C += A·op(B)`) unless a
+    zero fill of C right before the contraction makes it dead (it is then
+    erased and the call overwrites C); dtypes use the runtime's `rnn_dtype` codes. The
     CPU backend names `rnn_cpu_gemm` (OpenBLAS) in `librnn_runtime`; a GPU
     backend names its cuBLAS entry point. When the type cannot tell that the
     leading dimensions of A or C are packed (a slice of a sequence whose

@@ -20,9 +20,12 @@ extern "C" {
 /* Values of rnn_cpu_gemm's b_layout. */
 #define RNN_GEMM_B_NK 0 /* B is n x k (PyTorch's [out, in]): C = A * B^T */
 #define RNN_GEMM_B_KN 1 /* B is k x n: C = A * B */
+/* Added to b_layout: accumulate, C += A * op(B). */
+#define RNN_GEMM_ACCUMULATE 4
 
 /* C = A * op(B), overwriting C (C's old contents are never read, so it may
- * hold anything, NaNs included).
+ * hold anything, NaNs included), or C += A * op(B) when b_layout includes
+ * RNN_GEMM_ACCUMULATE (an f32 or f64 C only).
  *
  * ab_dtype, c_dtype: rnn_dtype values. Supported pairs: (RNN_F32, RNN_F32)
  *   and (RNN_F64, RNN_F64), which call cblas_sgemm and cblas_dgemm; and
@@ -35,10 +38,11 @@ extern "C" {
  *   (RNN_GEMM_B_KN), row-major.
  * C is m x n, row-major, with ldc >= n.
  * m, n and k may be 0: nothing is written when m or n is 0, and C is set to
- * zeros when k is 0.
+ * zeros when k is 0 (left as it is when accumulating).
  *
  * There is no status: the compiler checked the shapes. A call the function
- * cannot perform (an unsupported dtype pair, a b_layout other than 0 or 1, a
+ * cannot perform (an unsupported dtype pair, a b_layout other than 0 or 1
+ * (plus RNN_GEMM_ACCUMULATE), accumulation into a 16-bit C, a
  * negative size, a leading dimension smaller than its row, a size above
  * 2^31 - 1 (OpenBLAS's int), or no memory for the 16-bit conversions) leaves
  * C unspecified and records the reason on the calling thread; when the call

@@ -42,8 +42,9 @@ int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
 void rnn_cuda_release_graphs(const char *prefix, size_t size);
 
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
- * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n) and bit 1 allows
- * TF32 tensor-core arithmetic for f32 operands. Pointers are device
+ * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n), bit 1 allows
+ * TF32 tensor-core arithmetic for f32 operands and bit 2
+ * (RNN_GEMM_ACCUMULATE) makes it C += A * op(B). Pointers are device
  * addresses. */
 void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,

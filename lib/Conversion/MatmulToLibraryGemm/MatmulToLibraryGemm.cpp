@@ -19,6 +19,9 @@ using namespace mlir;
 
 namespace {
 
+/// b_layout's accumulate bit (RNN_GEMM_ACCUMULATE in rnn_cpu_gemm.h).
+constexpr int32_t kAccumulateFlag = 4;
+
 /// The runtime's rnn_dtype code of a float type, or -1.
 static int32_t dtypeCode(Type type) {
   if (type.isF32())
@@ -157,7 +160,11 @@ struct ConvertMatmulToLibraryGemmPass
       };
       // Operands whose rows are packed only at run time get the call under
       // a check, the contraction (and its zero fill) as the fallback.
+      // Without a dead zero fill the contraction accumulates onto C's
+      // contents (an rnn.matmul with acc): the call adds to C.
       linalg::FillOp fill = findDeadZeroFill(contraction, c);
+      if (!fill)
+        layout |= kAccumulateFlag;
       Value packed;
       for (Value operand : {a, c})
         if (Value check = rowsArePacked(builder, loc, operand))

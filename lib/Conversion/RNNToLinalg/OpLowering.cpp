@@ -46,9 +46,14 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
                                              utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
 
-  Value init = emptyLike(b, loc, resultType, lhs);
-  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
-  Value filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  // The contraction accumulates onto its init: `acc`, or zeros.
+  Value filled = matmul.getAcc();
+  if (!filled) {
+    Value init = emptyLike(b, loc, resultType, lhs);
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+    filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  }
   auto contraction = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, ValueRange{lhs, matmul.getRhs()},
       ValueRange{filled}, maps, iterators,

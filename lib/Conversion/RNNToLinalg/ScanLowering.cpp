@@ -131,6 +131,32 @@ static RankedTensorType rowTypeOf(Type sequenceType) {
                                type.getElementType());
 }
 
+/// Whether the cell's input `index` is the accumulator of a matmul (the
+/// projected input row after rnn-accumulate-into-projection): its sequence
+/// is then carried through the loop, so that each step's GEMM adds onto its
+/// row in place instead of into a copy.
+static bool isAccumulatedInput(CellOp cell, unsigned index) {
+  return llvm::any_of(cell.getBodyBlock().getArgument(index).getUses(),
+                      [](OpOperand &use) {
+                        auto matmul = dyn_cast<MatmulOp>(use.getOwner());
+                        return matmul && matmul.getAcc() == use.get();
+                      });
+}
+
+/// The matmul of the inlined cell that accumulates onto `row` (directly or
+/// through a cast).
+static MatmulOp accumulatorUser(Value row) {
+  for (Operation *user : row.getUsers()) {
+    if (auto matmul = dyn_cast<MatmulOp>(user))
+      if (matmul.getAcc() == row)
+        return matmul;
+    if (auto cast = dyn_cast<tensor::CastOp>(user))
+      if (MatmulOp matmul = accumulatorUser(cast.getResult()))
+        return matmul;
+  }
+  return MatmulOp();
+}
+
 LogicalResult lowerScan(ScanOp scan, CellOp cell) {
   OpBuilder b(scan);
   Location loc = scan.getLoc();
@@ -159,6 +185,13 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
     if (outputOfState[state] < 0) {
       iterIndexOfState[state] = iterInit.size();
       iterInit.push_back(init);
+    }
+  size_t numStatesCarried = iterInit.size();
+  SmallVector<unsigned> accumulated;
+  for (auto [index, sequence] : llvm::enumerate(scan.getInputs()))
+    if (isAccumulatedInput(cell, index)) {
+      accumulated.push_back(index);
+      iterInit.push_back(sequence);
     }
   size_t numCarried = iterInit.size();
   Value stepsPlusOne = arith::AddIOp::create(b, loc, steps, one);
@@ -198,9 +231,15 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
         ValueRange sequences = iterArgs.drop_front(numCarried);
 
         SmallVector<Value> arguments;
-        for (Value sequence : scan.getInputs())
+        for (auto [index, input] : llvm::enumerate(scan.getInputs())) {
+          Value sequence = input;
+          auto carried = llvm::find(accumulated, index);
+          if (carried != accumulated.end())
+            sequence =
+                iterArgs[numStatesCarried + (carried - accumulated.begin())];
           arguments.push_back(
               extractRow(lb, l, sequence, t, rowTypeOf(sequence.getType())));
+        }
         for (size_t state = 0; state < numStates; ++state) {
           int output = outputOfState[state];
           arguments.push_back(
@@ -221,6 +260,15 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
             next = selectRows(lb, l, t, lengths, next, old,
                               cast<RankedTensorType>(old.getType()));
           yielded.push_back(next);
+        }
+        // The accumulated rows go back where they came from.
+        for (auto [position, index] : llvm::enumerate(accumulated)) {
+          Value sequence = iterArgs[numStatesCarried + position];
+          MatmulOp matmul = accumulatorUser(arguments[index]);
+          assert(matmul && "the inlined cell accumulates onto the row");
+          RankedTensorType rowType = rowTypeOf(sequence.getType());
+          yielded.push_back(insertRow(
+              lb, l, castTo(lb, l, matmul.getResult(), rowType), sequence, t));
         }
         for (auto [index, sequence, output] :
              llvm::enumerate(sequences, outputs)) {

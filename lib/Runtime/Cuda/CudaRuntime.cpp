@@ -406,12 +406,13 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   // and read each row-major buffer as its column-major transpose.
   bool bIsNK = (flags & 1) == 0;
   bool tf32 = (flags & 2) != 0;
+  bool accumulate = (flags & 4) != 0;
   cublasComputeType_t compute =
       abDtype == 1 ? CUBLAS_COMPUTE_64F
                    : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                            : CUBLAS_COMPUTE_32F);
-  double alpha64 = 1.0, beta64 = 0.0;
-  float alpha32 = 1.0f, beta32 = 0.0f;
+  double alpha64 = 1.0, beta64 = accumulate ? 1.0 : 0.0;
+  float alpha32 = 1.0f, beta32 = accumulate ? 1.0f : 0.0f;
   const void *alpha = abDtype == 1 ? static_cast<const void *>(&alpha64)
                                    : static_cast<const void *>(&alpha32);
   const void *beta = abDtype == 1 ? static_cast<const void *>(&beta64)

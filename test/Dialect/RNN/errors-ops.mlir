@@ -9,6 +9,14 @@ func.func @matmul_lhs_rank(%x: tensor<8xf32>, %w: tensor<4x8xf32>) {
 
 // -----
 
+func.func @matmul_acc_type(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>, %acc: tensor<?x5xf32>) {
+  // expected-error @+1 {{'rnn.matmul' op acc has type 'tensor<?x5xf32>' but the result has type 'tensor<?x4xf32>'}}
+  %r = rnn.matmul %x, %w acc %acc : tensor<?x8xf32>, tensor<4x8xf32>, tensor<?x5xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_rhs_dynamic(%x: tensor<?x8xf32>, %w: tensor<?x8xf32>) {
   // expected-error @+1 {{'rnn.matmul' op rhs has type 'tensor<?x8xf32>'; expected a static 2-D weight [N, K] (PyTorch's [out, in])}}
   %r = rnn.matmul %x, %w : tensor<?x8xf32>, tensor<?x8xf32> -> tensor<?x?xf32>

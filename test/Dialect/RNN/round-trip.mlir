@@ -61,8 +61,10 @@ rnn.cell @all_ops inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x6xf32>, %c: te
   %h16 = rnn.cast %hn : tensor<?x6xf32> to tensor<?x6xbf16>
   // CHECK: rnn.matmul %{{.*}}, %{{.*}} weight_in_out : tensor<?x6xbf16>, tensor<6x6xbf16> -> tensor<?x6xf32>
   %proj = rnn.matmul %h16, %V weight_in_out : tensor<?x6xbf16>, tensor<6x6xbf16> -> tensor<?x6xf32>
+  // CHECK: rnn.matmul %{{.*}}, %{{.*}} acc %{{.*}} weight_in_out : tensor<?x6xbf16>, tensor<6x6xbf16>, tensor<?x6xf32> -> tensor<?x6xf32>
+  %proj2 = rnn.matmul %h16, %V acc %proj weight_in_out : tensor<?x6xbf16>, tensor<6x6xbf16>, tensor<?x6xf32> -> tensor<?x6xf32>
   // CHECK: rnn.concat %{{.*}}, %{{.*}} : tensor<?x6xf32>, tensor<?x6xf32> -> tensor<?x12xf32>
-  %both = rnn.concat %proj, %hn : tensor<?x6xf32>, tensor<?x6xf32> -> tensor<?x12xf32>
+  %both = rnn.concat %proj2, %hn : tensor<?x6xf32>, tensor<?x6xf32> -> tensor<?x12xf32>
   // CHECK: rnn.split %{{.*}} axis 1 : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x8xf32>
   %p0, %p1 = rnn.split %both axis 1 : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x8xf32>
   %p = rnn.concat %p0, %p1 : tensor<?x4xf32>, tensor<?x8xf32> -> tensor<?x12xf32>

@@ -50,6 +50,10 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "allow_tf32 applies to f32 operands only, not "
                          << elementType;
 
+  if (Value acc = getAcc(); acc && acc.getType() != result)
+    return emitOpError() << "acc has type " << acc.getType()
+                         << " but the result has type " << result;
+
   SmallVector<int64_t> expectedShape(lhs.getShape().drop_back());
   expectedShape.push_back(getOutputSize());
   if (result.getShape() != ArrayRef<int64_t>(expectedShape))

@@ -74,7 +74,7 @@ static void mergeGroup(CellOp cell, ArrayRef<MatmulOp> group) {
   auto merged = MatmulOp::create(
       builder, first.getLoc(),
       RankedTensorType::get(resultShape, first.getType().getElementType()),
-      first.getLhs(), packed, first.getWeightInOutAttr(),
+      first.getLhs(), packed, /*acc=*/Value(), first.getWeightInOutAttr(),
       first.getAllowTf32Attr());
   SmallVector<Type> pieceTypes;
   for (MatmulOp matmul : group)
@@ -102,7 +102,8 @@ struct ConcatGateMatmulsPass
 
       SmallVector<SmallVector<MatmulOp>> groups;
       for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
-        if (!isParameterOnly(cell, matmul.getRhs()))
+        // A matmul that accumulates keeps its own result.
+        if (!isParameterOnly(cell, matmul.getRhs()) || matmul.getAcc())
           continue;
         MergeKey key = keyOf(matmul);
         auto it = llvm::find_if(groups, [&](ArrayRef<MatmulOp> group) {

@@ -122,8 +122,8 @@ struct HoistInputProjectionPass
         bool readsInput = false;
         auto rhs = dyn_cast<BlockArgument>(matmul.getRhs());
         bool rhsIsParam = rhs && cell.isParamIndex(rhs.getArgNumber());
-        if (rhsIsParam && isInputOnly(cell, matmul.getLhs(), readsInput) &&
-            readsInput)
+        if (rhsIsParam && !matmul.getAcc() &&
+            isInputOnly(cell, matmul.getLhs(), readsInput) && readsInput)
           projections.push_back(matmul);
       }
       for (MatmulOp matmul : projections) {

@@ -23,8 +23,10 @@ void buildOptimizePipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   if (options.concatGateMatmuls)
     pm.addPass(createConcatGateMatmuls());
-  if (options.hoistInputProjection)
+  if (options.hoistInputProjection) {
     pm.addPass(createHoistInputProjection());
+    pm.addPass(createAccumulateIntoProjection());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.fusePointwise)

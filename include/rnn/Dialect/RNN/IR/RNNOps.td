@@ -241,18 +241,26 @@ def RNN_MatmulOp : RNN_Op<"matmul", [Pure]> {
     `allow_tf32` permits TF32 tensor-core arithmetic for `f32` operands (as
     cuDNN does by default); without it `f32` matmuls are full precision.
 
+    With `acc`, a tensor of the result's type, the result is `acc` plus the
+    product: one GEMM that accumulates onto `acc` (`rnn-accumulate-into-
+    projection` makes the recurrent matmul accumulate onto the hoisted input
+    projection this way, saving the fused kernel a read).
+
     ```mlir
     %g = rnn.matmul %h, %U : tensor<?x32xf32>, tensor<128x32xf32> -> tensor<?x128xf32>
     %p = rnn.matmul %xs, %W allow_tf32 : tensor<10x?x16xf32>, tensor<128x16xf32> -> tensor<10x?x128xf32>
     %q = rnn.matmul %h, %V weight_in_out : tensor<?x32xbf16>, tensor<32x64xbf16> -> tensor<?x64xf32>
+    %r = rnn.matmul %h, %U acc %xp : tensor<?x32xf32>, tensor<128x32xf32>, tensor<?x128xf32> -> tensor<?x128xf32>
     ```
   }];
   let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       Optional<RNN_FloatTensor>:$acc,
                        UnitAttr:$weight_in_out, UnitAttr:$allow_tf32);
   let results = (outs RNN_FloatTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`weight_in_out` $weight_in_out^)? (`allow_tf32` $allow_tf32^)?
-    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+    $lhs `,` $rhs (`acc` $acc^)? (`weight_in_out` $weight_in_out^)?
+    (`allow_tf32` $allow_tf32^)?
+    attr-dict `:` type($lhs) `,` type($rhs) (`,` type($acc)^)? `->` type($result)
   }];
   let extraClassDeclaration = [{
     /// The contraction size K and the output size N, read from the weight.

@@ -23,7 +23,8 @@ struct OptimizePipelineOptions
       llvm::cl::init(true)};
   Option<bool> hoistInputProjection{
       *this, "hoist-input-projection",
-      llvm::cl::desc("Move input projections out of the time loop"),
+      llvm::cl::desc("Move input projections out of the time loop and let "
+                     "the recurrent matmul accumulate onto them"),
       llvm::cl::init(true)};
   Option<bool> fusePointwise{
       *this, "fuse-pointwise",

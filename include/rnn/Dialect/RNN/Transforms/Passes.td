@@ -55,6 +55,30 @@ def HoistInputProjection : Pass<"rnn-hoist-input-projection", "::mlir::ModuleOp"
   ];
 }
 
+def AccumulateIntoProjection
+    : Pass<"rnn-accumulate-into-projection", "::mlir::ModuleOp"> {
+  let summary = "Makes the recurrent matmul accumulate onto the projected input";
+  let description = [{
+    Runs after `rnn-hoist-input-projection`. In a sum of `rnn.add` ops (a
+    tree of single-use adds) where one term is an f32/f64 `[B, N]` matmul
+    result and another a cell input of the same type that nothing else
+    reads (the projected input row), the matmul becomes
+    `rnn.matmul ... acc %input` (one GEMM that adds onto the input) and the
+    sum keeps its other terms, added onto the matmul's result first. The
+    scan lowering then lets the GEMM write into the projection buffer in
+    place, so a step is one accumulating GEMM and the fused kernel reads the
+    finished pre-activations: one `[B, N]` read and one buffer less per step.
+    Sums with a term in between (the GRU's `r * (U_n h)`) keep their
+    matmul. The addition is reassociated: `(x + b_W) + (u + b_U)` becomes
+    `((u + x) + b_W) + b_U`.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numAccumulating", "matmuls-accumulating",
+              "Matmuls made to accumulate onto a projected input">
+  ];
+}
+
 def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
   let description = [{
