@@ -158,6 +158,9 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
           "convert-buffers-to-gpu,convert-row-reductions-to-kernels,"
           "func.func(convert-linalg-to-parallel-loops),"
           "convert-parallel-loops-to-kernels,canonicalize,cse,"
+          // Constants and sizes back into the kernels (canonicalisation
+          // hoisted them): kernels divide by constants, not by arguments.
+          "gpu-launch-sink-index-computations,"
           "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
           chip + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}")
       .str();

@@ -65,6 +65,24 @@ BlockArgument CellSignatureEditor::appendParam(Type type,
   return cell.getBodyBlock().addArgument(type, cell.getLoc());
 }
 
+BlockArgument CellSignatureEditor::appendState(Type type,
+                                               OperandBuilder build) {
+  for (Application &app : operands) {
+    OpBuilder builder(app.op);
+    app.states.push_back(build(builder, app.op));
+  }
+  int64_t numStates = cell.getNumStates();
+  BlockArgument arg = cell.getBodyBlock().insertArgument(
+      cell.getNumInputs() + numStates, type, cell.getLoc());
+  // The cell's results are its outputs, then its states.
+  SmallVector<Type> results(cell.getFunctionType().getResults());
+  results.push_back(type);
+  cell.setNumStates(numStates + 1);
+  cell.setFunctionType(FunctionType::get(
+      cell.getContext(), cell.getBodyBlock().getArgumentTypes(), results));
+  return arg;
+}
+
 Value CellSignatureEditor::getOperandFor(Operation *application,
                                          BlockArgument arg) {
   for (Application &app : operands) {
@@ -113,17 +131,26 @@ void CellSignatureEditor::commit() {
   for (Application &app : operands) {
     OpBuilder builder(app.op);
     Operation *replacement;
+    // States appended to the cell get final-state results of their initial
+    // value's type, after the existing ones.
+    auto stateTypes = [&](TypeRange existing) {
+      SmallVector<Type> types(existing);
+      for (Value added : llvm::drop_begin(app.states, existing.size()))
+        types.push_back(added.getType());
+      return types;
+    };
     if (auto scan = dyn_cast<ScanOp>(app.op)) {
-      replacement = ScanOp::create(
-          builder, scan.getLoc(), scan.getOutputs().getTypes(),
-          scan.getFinalStates().getTypes(), scan.getCellAttr(), app.inputs,
-          app.states, app.params, scan.getLengths(), scan.getReverseAttr());
+      replacement =
+          ScanOp::create(builder, scan.getLoc(), scan.getOutputs().getTypes(),
+                         stateTypes(scan.getFinalStates().getTypes()),
+                         scan.getCellAttr(), app.inputs, app.states, app.params,
+                         scan.getLengths(), scan.getReverseAttr());
     } else {
       auto step = cast<StepOp>(app.op);
-      replacement =
-          StepOp::create(builder, step.getLoc(), step.getOutputs().getTypes(),
-                         step.getNewStates().getTypes(), step.getCellAttr(),
-                         app.inputs, app.states, app.params);
+      replacement = StepOp::create(
+          builder, step.getLoc(), step.getOutputs().getTypes(),
+          stateTypes(step.getNewStates().getTypes()), step.getCellAttr(),
+          app.inputs, app.states, app.params);
     }
     replacement->setDiscardableAttrs(app.op->getDiscardableAttrDictionary());
     // An application may feed another one (a step after a scan): operands
@@ -135,7 +162,8 @@ void CellSignatureEditor::commit() {
           if (value.getDefiningOp() == app.op)
             value =
                 replacement->getResult(cast<OpResult>(value).getResultNumber());
-    app.op->replaceAllUsesWith(replacement);
+    app.op->replaceAllUsesWith(
+        replacement->getResults().take_front(app.op->getNumResults()));
     app.op->erase();
     app.op = replacement;
   }

@@ -35,6 +35,10 @@ public:
   mlir::BlockArgument appendInput(mlir::Type rowType, OperandBuilder build);
   /// Appends a parameter of `type`.
   mlir::BlockArgument appendParam(mlir::Type type, OperandBuilder build);
+  /// Appends a state of `type` after the others (the caller adds its new
+  /// value to the yield); applications get an extra final-state result,
+  /// after the existing ones, that nothing reads.
+  mlir::BlockArgument appendState(mlir::Type type, OperandBuilder build);
   /// Drops the inputs (keeping at least one) and parameters that the body no
   /// longer reads.
   void dropUnusedArguments();
@@ -71,8 +75,7 @@ bool isParameterOnly(CellOp cell, mlir::Value value);
 
 /// Adds to `slice`, in program order, the ops inside the cell that compute
 /// `value` (its backward slice down to block arguments).
-void collectSlice(mlir::Value value,
-                  llvm::SetVector<mlir::Operation *> &slice);
+void collectSlice(mlir::Value value, llvm::SetVector<mlir::Operation *> &slice);
 
 /// Erases, users first, the ops of `block` that have no uses left and that
 /// `mayErase` accepts. Returns how many were erased.

@@ -29,8 +29,10 @@ void buildOptimizePipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.fusePointwise)
+  if (options.fusePointwise) {
+    pm.addPass(createCarryCastStates());
     pm.addPass(createFusePointwise());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -79,6 +79,27 @@ def AccumulateIntoProjection
   ];
 }
 
+def CarryCastStates : Pass<"rnn-carry-cast-states", "::mlir::ModuleOp"> {
+  let summary = "Carries a state that is only read through a cast in the cast type";
+  let description = [{
+    A state that the cell reads only through `rnn.cast` to one type (the f32
+    h of a bf16 LSTM, cast for its bf16 recurrent matmul) gets a companion
+    state of that type: the cell reads the companion instead of casting,
+    and yields the cast of the state's new value as the companion's next
+    value. Every application passes the cast of the initial state as the
+    companion's initial value and gets one more final state, which nothing
+    reads. The original state stays (its final value is a result). The
+    cast then runs where the new state is computed, inside that step's
+    fused kernel, instead of as a kernel of its own at the start of the next
+    step. Values are unchanged.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numCarried", "states-carried",
+              "States carried in their cast type">
+  ];
+}
+
 def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
   let description = [{
