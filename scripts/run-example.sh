@@ -5,9 +5,11 @@
 #   2. runs it through rnn-opt's rnn-optimize pipeline and prints the
 #      optimised IR with the kernel count per step before and after;
 #   3. compiles it with rnn-compile into build/examples/<name>.so and runs it
-#      on the CPU on random inputs (T = 16, B = 4) through scripts/run_model.py
-#      (the Python binding in python/rnn): each result's shape and checksum,
-#      the median wall time per call over 20 calls;
+#      on random inputs (T = 16, B = 4) through scripts/run_model.py (the
+#      Python binding in python/rnn): each result's shape and checksum, the
+#      median time per call over 20 calls. On the GPU when there is one (with
+#      the CUDA toolkit and PyTorch): compiled with --target=cuda, run on CUDA
+#      tensors and compared with the CPU build; else on the CPU;
 #   4. says where it ran.
 #   ./scripts/run-example.sh [name]
 set -euo pipefail
@@ -61,10 +63,28 @@ echo "-- after rnn-optimize (concat-gate-matmuls, hoist-input-projection, fuse-p
 cat "$OPTIMIZED"
 echo "-- $(count_kernels <"$OPTIMIZED") per step in its cells"
 
+# A GPU, the CUDA toolkit and PyTorch with CUDA: run there. Otherwise on the CPU.
+DEVICE=cpu
+CUDA_ROOT="${CUDA_HOME:-/usr/local/cuda}"
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 &&
+   [[ -x "$CUDA_ROOT/bin/ptxas" ]] &&
+   python3 -c "import torch, sys; sys.exit(not torch.cuda.is_available())" 2>/dev/null; then
+  if "$ROOT/scripts/build.sh" rnn_runtime_cuda >"$BUILD_LOG" 2>&1; then
+    DEVICE=cuda
+  else
+    echo "-- a GPU is here but librnn_runtime_cuda did not build; running on the CPU" >&2
+  fi
+fi
+
 # The Python binding finds the tools of build/ by default; point it at $BUILD.
 RNN_COMPILE="${RNN_COMPILE:-$BUILD/bin/rnn-compile}" \
 RNN_RUNTIME_LIB="${RNN_RUNTIME_LIB:-$BUILD/lib/librnn_runtime.so}" \
-  python3 scripts/run_model.py "examples/$NAME.mlir" -o "$OUT/$NAME.so" -T 16 -B 4 --runs 20
+  python3 scripts/run_model.py "examples/$NAME.mlir" -o "$OUT/$NAME.so" -T 16 -B 4 --runs 20 \
+    --device "$DEVICE"
 
-CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
-echo "-- ran on: CPU (this machine has no GPU; on a GPU machine use bench/build-gpu.sh here and bench/gpu-run.sh there); host: ${CPU:-unknown CPU}, $(nproc) cores"
+if [[ "$DEVICE" == cuda ]]; then
+  echo "-- ran on: GPU, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+else
+  CPU="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)"
+  echo "-- ran on: CPU (no usable GPU here: it needs nvidia-smi, the CUDA toolkit and PyTorch with CUDA; on a GPU machine without a compiler use bench/build-gpu.sh here and bench/gpu-run.sh there); host: ${CPU:-unknown CPU}, $(nproc) cores"
+fi

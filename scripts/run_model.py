@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""Compiles a model with rnn-compile and runs it on the CPU on random inputs.
+"""Compiles a model with rnn-compile and runs it on random inputs, on the CPU or a GPU.
 
     scripts/run_model.py MODEL.mlir [-o MODEL.so] [-T 16] [-B 4] [--runs 20] [--seed 0]
+                         [--device cpu|cuda]
     scripts/run_model.py MODEL.so ...          (an already compiled model: just run it)
+
+With --device cuda the model is compiled with --target=cuda and runs on PyTorch
+CUDA tensors on a stream of its own (the runtime replays a CUDA graph from the
+second call on), timed with CUDA events; a .mlir model is also compiled and run
+on the CPU on the same inputs and the largest relative difference is printed.
 
 For every function of the model: the arguments come from its signature, with
 random normal data (the sequence and the states at scale 1, the parameters,
@@ -57,6 +63,71 @@ def fmt_time(seconds):
     return f"{seconds * 1e3:.3f} ms" if seconds < 1 else f"{seconds:.3f} s"
 
 
+def run_cuda(model_path, source, opts):
+    """Runs every function of a CUDA model on torch CUDA tensors; with the
+    .mlir `source`, also on the CPU, and compares."""
+    try:
+        import torch
+    except ImportError:
+        print("run_model: --device cuda needs PyTorch", file=sys.stderr)
+        return 1
+    if not torch.cuda.is_available():
+        print("run_model: --device cuda: PyTorch sees no CUDA device", file=sys.stderr)
+        return 1
+    torch_dtypes = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16}
+    rng = np.random.default_rng(opts.seed)
+    cpu_model = None
+    if source is not None:
+        cpu_so = Path(str(model_path)[:-3] + ".cpu.so")
+        rnn.compile_mlir(source, cpu_so)
+        cpu_model = rnn.Model(cpu_so)
+    try:
+        with rnn.Model(model_path) as model:
+            stream = torch.cuda.Stream()
+            for name in model.functions:
+                sig_args, _ = model.signature(name)
+                host = make_args(sig_args, opts.T, opts.B, rng)
+                args = [torch.from_numpy(a).cuda() for a in host]
+                descs = [(a.data_ptr(), dt, tuple(a.shape))
+                         for a, (dt, _) in zip(args, sig_args)]
+                result_info = model.result_descriptors(name, descs)
+                outs = [torch.empty(shape, dtype=torch_dtypes[dt], device="cuda")
+                        for dt, shape in result_info]
+                out_descs = [(o.data_ptr(), dt, tuple(o.shape))
+                             for o, (dt, _) in zip(outs, result_info)]
+                print(f"-- {name}: {len(args)} arguments, random normal inputs, "
+                      f"T = {opts.T}, B = {opts.B}, on {torch.cuda.get_device_name(0)}")
+                stream.wait_stream(torch.cuda.current_stream())
+                times = []
+                with torch.cuda.stream(stream):
+                    for _ in range(opts.runs):
+                        start = torch.cuda.Event(enable_timing=True)
+                        end = torch.cuda.Event(enable_timing=True)
+                        start.record()
+                        model.run_descriptors(name, descs, out_descs, stream.cuda_stream)
+                        end.record()
+                        end.synchronize()
+                        times.append(start.elapsed_time(end) / 1e3)
+                results = [o.cpu().numpy() for o in outs]
+                for k, r in enumerate(results):
+                    print(f"   result #{k}: {DTYPE_NAMES.get(r.dtype, r.dtype)} {fmt_shape(r.shape)}  "
+                          f"sum {float(np.sum(r, dtype=np.float64)):.6f}")
+                print(f"   median GPU time per call (CUDA events): {fmt_time(statistics.median(times))}"
+                      f" over {opts.runs} calls (min {fmt_time(min(times))})")
+                if cpu_model is not None:
+                    expected = cpu_model(name, *host)
+                    worst = max(float(np.max(np.abs(r - e)) / max(np.max(np.abs(e)), 1e-30))
+                                for r, e in zip(results, expected))
+                    print(f"   largest relative difference from the CPU build: {worst:.1e}")
+    except (rnn.RNNError, OSError) as e:
+        print(f"run_model: {model_path}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if cpu_model is not None:
+            cpu_model.close()
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model", help="a .mlir file to compile, or a .so made by rnn-compile")
@@ -65,23 +136,31 @@ def main():
     parser.add_argument("-B", type=int, default=4, help="batch size (default 4)")
     parser.add_argument("--runs", type=int, default=20, help="timed calls (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where to run (default cpu; cuda needs PyTorch with CUDA)")
     opts = parser.parse_args()
     if min(opts.T, opts.B, opts.runs) < 1:
         parser.error("-T, -B and --runs must be at least 1")
 
     model_path = Path(opts.model)
+    source = None
     if model_path.suffix != ".so":
+        source = model_path
         output = Path(opts.output) if opts.output else model_path.with_suffix(".so")
         output.parent.mkdir(parents=True, exist_ok=True)
+        target = ("--target=cuda",) if opts.device == "cuda" else ()
         start = time.perf_counter()
         try:
-            rnn.compile_mlir(model_path, output)
+            rnn.compile_mlir(model_path, output, extra_args=target)
         except rnn.CompileError as e:
             print(f"run_model: {e}", file=sys.stderr)
             return 1
-        print(f"-- compiled {model_path} -> {output} with rnn-compile "
+        command = " ".join(("rnn-compile",) + target)
+        print(f"-- compiled {model_path} -> {output} with {command} "
               f"in {time.perf_counter() - start:.2f} s")
         model_path = output
+    if opts.device == "cuda":
+        return run_cuda(model_path, source, opts)
 
     rng = np.random.default_rng(opts.seed)
     try:
