@@ -1,5 +1,6 @@
 //===- ParallelLoopsToKernels.cpp - One launch per parallel loop nest -----===//
 
+#include "GuardedLaunch.h"
 #include "rnn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,17 +51,9 @@ struct ConvertParallelLoopsToKernelsPass
       total = arith::MulIOp::create(b, loc, total, count);
     }
     Value block = arith::ConstantIndexOp::create(b, loc, blockSize);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
     // An empty iteration space launches nothing.
-    Value nonEmpty =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
-                              arith::ConstantIndexOp::create(b, loc, 0));
-    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-
-    auto launch =
-        gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+    gpu::LaunchOp launch = rnn::createGuardedLaunch(b, loc, total, grid, block);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value id = arith::AddIOp::create(
         kb, loc, arith::MulIOp::create(kb, loc, launch.getBlockIds().x, block),

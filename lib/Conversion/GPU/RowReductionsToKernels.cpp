@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GuardedLaunch.h"
 #include "rnn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -191,19 +192,12 @@ struct ConvertRowReductionsToKernelsPass
       rows = arith::MulIOp::create(b, loc, rows, rowSizes.back());
     }
     Value length = memref::DimOp::create(b, loc, input, rank - 1);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value warp = arith::ConstantIndexOp::create(b, loc, kWarpSize);
     Value warpsPerBlock =
         arith::ConstantIndexOp::create(b, loc, blockSize / kWarpSize);
     Value block = arith::ConstantIndexOp::create(b, loc, blockSize);
     Value grid = arith::CeilDivUIOp::create(b, loc, rows, warpsPerBlock);
-    Value nonEmpty =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rows,
-                              arith::ConstantIndexOp::create(b, loc, 0));
-    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    auto launch =
-        gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+    gpu::LaunchOp launch = rnn::createGuardedLaunch(b, loc, rows, grid, block);
 
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     Value thread = launch.getThreadIds().x;
