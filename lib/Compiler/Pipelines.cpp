@@ -117,11 +117,11 @@ void registerCompilerPasses() {
   gpu::registerGPUToNVVMPipeline();
 }
 
-std::string cpuLoweringPipeline() {
+std::string bufferizationPipeline() {
   // Tensors to buffers with identity layouts at function boundaries (the
-  // runtime passes dense row-major buffers) and results written into
-  // caller-provided buffers; matmuls to the library GEMM; then loops and
-  // the LLVM dialect. rsqrt is expanded and tanh goes to libm.
+  // runtime passes dense row-major buffers), results written into
+  // caller-provided buffers, states and sequences updated in place, no
+  // copy that a reader can do without, and no allocation per time step.
   return "convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
@@ -129,8 +129,14 @@ std::string cpuLoweringPipeline() {
          "buffer-results-to-out-params{modify-public-functions},canonicalize,"
          "elide-buffer-copies,"
          "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness),"
-         "hoist-loop-allocations,"
-         "convert-matmul-to-library-gemm{function=rnn_cpu_gemm},"
+         "hoist-loop-allocations";
+}
+
+std::string cpuLoweringPipeline() {
+  // Matmuls to the library GEMM; then loops and the LLVM dialect. rsqrt is
+  // expanded and tanh goes to libm.
+  return bufferizationPipeline() +
+         ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm},"
          "func.func(convert-linalg-to-loops),"
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "math-expand-ops{ops=rsqrt},convert-math-to-libm,convert-math-to-llvm,"
@@ -146,24 +152,16 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
-  return ("convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
-          "one-shot-bufferize{bufferize-function-boundaries "
-          "function-boundary-type-conversion=identity-layout-map "
-          "allow-return-allocs-from-loops},"
-          "buffer-results-to-out-params{modify-public-functions},canonicalize,"
-          "elide-buffer-copies,"
-          "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness)"
-          ","
-          "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
-          "convert-buffers-to-gpu,convert-row-reductions-to-kernels,"
-          "func.func(convert-linalg-to-parallel-loops),"
-          "convert-parallel-loops-to-kernels,canonicalize,cse,"
-          // Constants and sizes back into the kernels (canonicalisation
-          // hoisted them): kernels divide by constants, not by arguments.
-          "gpu-launch-sink-index-computations,"
-          "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
-          chip + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}")
-      .str();
+  return bufferizationPipeline() +
+         ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
+         "convert-buffers-to-gpu,convert-row-reductions-to-kernels,"
+         "func.func(convert-linalg-to-parallel-loops),"
+         "convert-parallel-loops-to-kernels,canonicalize,cse,"
+         // Constants and sizes back into the kernels (canonicalisation
+         // hoisted them): kernels divide by constants, not by arguments.
+         "gpu-launch-sink-index-computations,"
+         "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
+         chip.str() + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
 }
 
 } // namespace rnn

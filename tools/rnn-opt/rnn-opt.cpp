@@ -18,6 +18,15 @@ int main(int argc, char **argv) {
   rnn::registerCompilerDialects(registry);
   rnn::registerCompilerPasses();
   mlir::PassPipelineRegistration<>(
+      "rnn-bufferize",
+      "Lower optimised rnn IR to buffers, in place (the part of the lowering "
+      "that rnn-compile runs for both targets before the GEMMs)",
+      [](mlir::OpPassManager &pm) {
+        if (mlir::failed(
+                mlir::parsePassPipeline(rnn::bufferizationPipeline(), pm)))
+          llvm::report_fatal_error("the bufferization pipeline does not parse");
+      });
+  mlir::PassPipelineRegistration<>(
       "rnn-lower-to-llvm-cpu",
       "Lower optimised rnn IR to the LLVM dialect for the CPU (what "
       "rnn-compile --target=cpu runs after rnn-optimize)",

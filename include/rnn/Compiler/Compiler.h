@@ -26,6 +26,11 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// (so that the pipeline can also be run by name from rnn-opt).
 void registerCompilerPasses();
 
+/// The passes that both targets run after rnn-optimize to get from tensors
+/// to buffers (rnn-opt registers it as `rnn-bufferize`); the same form as
+/// cpuLoweringPipeline().
+std::string bufferizationPipeline();
+
 /// The textual pass pipeline that lowers optimised rnn IR to the LLVM
 /// dialect on the CPU: the passes of a module pass manager, without the
 /// `builtin.module(...)` around them.

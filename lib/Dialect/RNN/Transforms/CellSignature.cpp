@@ -42,13 +42,19 @@ FailureOr<CellSignatureEditor> CellSignatureEditor::create(CellOp cell) {
   return editor;
 }
 
+void CellSignatureEditor::buildOperands(
+    SmallVector<Value> CellSignatureEditor::Application::*group,
+    OperandBuilder build) {
+  for (Application &app : operands) {
+    OpBuilder builder(app.op);
+    (app.*group).push_back(build(builder, app.op));
+  }
+}
+
 BlockArgument CellSignatureEditor::appendInput(Type rowType,
                                                OperandBuilder build) {
   // Build the operands while the argument numbering is still the old one.
-  for (Application &app : operands) {
-    OpBuilder builder(app.op);
-    app.inputs.push_back(build(builder, app.op));
-  }
+  buildOperands(&Application::inputs, build);
   int64_t numInputs = cell.getNumInputs();
   BlockArgument arg =
       cell.getBodyBlock().insertArgument(numInputs, rowType, cell.getLoc());
@@ -58,19 +64,13 @@ BlockArgument CellSignatureEditor::appendInput(Type rowType,
 
 BlockArgument CellSignatureEditor::appendParam(Type type,
                                                OperandBuilder build) {
-  for (Application &app : operands) {
-    OpBuilder builder(app.op);
-    app.params.push_back(build(builder, app.op));
-  }
+  buildOperands(&Application::params, build);
   return cell.getBodyBlock().addArgument(type, cell.getLoc());
 }
 
 BlockArgument CellSignatureEditor::appendState(Type type,
                                                OperandBuilder build) {
-  for (Application &app : operands) {
-    OpBuilder builder(app.op);
-    app.states.push_back(build(builder, app.op));
-  }
+  buildOperands(&Application::states, build);
   int64_t numStates = cell.getNumStates();
   BlockArgument arg = cell.getBodyBlock().insertArgument(
       cell.getNumInputs() + numStates, type, cell.getLoc());

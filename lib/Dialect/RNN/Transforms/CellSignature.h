@@ -58,6 +58,10 @@ private:
 
   CellSignatureEditor(CellOp cell) : cell(cell) {}
 
+  /// Appends to `group` of every application the operand `build` makes.
+  void buildOperands(llvm::SmallVector<mlir::Value> Application::*group,
+                     OperandBuilder build);
+
   CellOp cell;
   llvm::SmallVector<mlir::Operation *> applications;
   llvm::SmallVector<Application> operands;
