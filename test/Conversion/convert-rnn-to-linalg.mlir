@@ -70,12 +70,16 @@ func.func @reverse_lengths(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %len: t
 // A fused group with a row reduction: one generic computes what the
 // reduction needs, a reducing generic sums the rows, a second generic reads
 // the sums.
+// Every op of the group carries the same row-group mark.
 // CHECK-LABEL: func.func @group_with_reduction
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: rnn.row_group = 0
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: rnn.row_group = 0
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: rnn.row_group = 0
 // CHECK: arith.divf
-// CHECK-NOT: rnn.
+// CHECK-NOT: rnn.pointwise
 func.func @group_with_reduction(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
   %r = rnn.pointwise(%x, %x[4]) : tensor<?x8xf32> -> tensor<?x4xf32> {
   ^bb0(%a: f32, %b: f32):
@@ -85,6 +89,36 @@ func.func @group_with_reduction(%x: tensor<?x8xf32>) -> tensor<?x4xf32> {
     rnn.pointwise_yield %n : f32
   }
   return %r : tensor<?x4xf32>
+}
+
+// -----
+
+// A reduction of a group input sums the input's window itself: no phase
+// copies the input into a tensor first, and the phase after it reads the
+// window, not a copy. A second group in the function gets the next mark.
+// CHECK-LABEL: func.func @reduce_an_input
+// CHECK: %[[WIN:.*]] = tensor.extract_slice %arg0[0, 4]
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[WIN]] :
+// CHECK-SAME: rnn.row_group = 0
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%[[WIN]], %{{[0-9]+}} :
+// CHECK-SAME: rnn.row_group = 0
+// CHECK-NOT: linalg.generic {{.*}}rnn.row_group = 0
+// CHECK: rnn.row_group = 1
+func.func @reduce_an_input(%x: tensor<?x8xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %r = rnn.pointwise(%x[4]) : tensor<?x8xf32> -> tensor<?x4xf32> {
+  ^bb0(%a: f32):
+    %sum = rnn.row_sum %a : f32
+    %n = arith.divf %a, %sum : f32
+    rnn.pointwise_yield %n : f32
+  }
+  %q = rnn.pointwise(%r) : tensor<?x4xf32> -> tensor<?x4xf32> {
+  ^bb0(%a: f32):
+    %m = rnn.row_max %a : f32
+    %n = arith.subf %a, %m : f32
+    rnn.pointwise_yield %n : f32
+  }
+  return %r, %q : tensor<?x4xf32>, tensor<?x4xf32>
 }
 
 // -----

@@ -24,6 +24,11 @@ namespace rnn {
 constexpr llvm::StringLiteral kGemmWeightLayoutAttr = "rnn.gemm_weight_layout";
 /// Marks a contraction whose rnn.matmul allowed TF32 arithmetic.
 constexpr llvm::StringLiteral kGemmAllowTf32Attr = "rnn.gemm_allow_tf32";
+/// Marks the linalg ops that convert-rnn-to-linalg makes of one rnn.pointwise
+/// group with row reductions (its phases and reductions), with an id unique
+/// in the function; convert-row-groups-to-kernels runs each marked group as
+/// one kernel with a block per row.
+constexpr llvm::StringLiteral kRowGroupAttr = "rnn.row_group";
 
 #define GEN_PASS_DECL
 #include "rnn/Conversion/Passes.h.inc"

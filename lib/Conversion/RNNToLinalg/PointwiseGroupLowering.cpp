@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
@@ -24,6 +25,21 @@ namespace lowering {
 
 namespace {
 constexpr int64_t kAnywhere = -1; // constants: re-created in any phase
+
+/// An id for the row group that lowering `group` creates, unique in its
+/// function (one more than the largest there so far), so that the output
+/// does not depend on what else the process compiled.
+int64_t nextRowGroupId(PointwiseOp group) {
+  Operation *scope = group->getParentOfType<FunctionOpInterface>();
+  if (!scope)
+    scope = group->getParentOp();
+  int64_t next = 0;
+  scope->walk([&](Operation *op) {
+    if (auto id = op->getAttrOfType<IntegerAttr>(kRowGroupAttr))
+      next = std::max(next, id.getInt() + 1);
+  });
+  return next;
+}
 } // namespace
 
 SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
@@ -75,23 +91,51 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     lastPhase = std::max(lastPhase, p);
   }
 
+  // A block argument's window has the iteration space's shape, or is
+  // broadcast into it.
+  DenseMap<Value, Value> windowOf;
+  for (auto [arg, window] : llvm::zip(body.getArguments(), windows))
+    windowOf[arg] = window;
+  auto spansIteration = [&](Value window) {
+    auto type = cast<RankedTensorType>(window.getType());
+    return type.getRank() == rank && type.getShape() == iteration.getShape();
+  };
+
   // Values a phase must hand on: read by a later phase, reduced, or yielded.
+  // Every phase reads the windows itself, so a block argument only needs a
+  // tensor of its own when it is yielded, or reduced from a window that is
+  // broadcast.
   llvm::MapVector<Value, Value> materialised; // value -> tensor
   DenseMap<Value, Value> reductions;          // row op result -> [.., 1]
   auto needsTensor = [&](Value v) {
     if (phase.lookup(v) == kAnywhere)
       return false;
+    Value window = windowOf.lookup(v);
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (user == yield || isa<RowSumOp, RowMaxOp>(user))
+      if (user == yield)
         return true;
-      if (user->getNumResults() &&
+      if (isa<RowSumOp, RowMaxOp>(user)) {
+        if (!window || !spansIteration(window))
+          return true;
+        continue;
+      }
+      if (!window && user->getNumResults() &&
           phase.lookup(user->getResult(0)) > phase.lookup(v))
         return true;
     }
     return false;
   };
   SmallVector<Value> iterationSources(windows);
+  // The ops of one group are marked so that a GPU lowering can find them
+  // again after bufferization and run them as one kernel.
+  IntegerAttr groupId;
+  if (lastPhase > 0)
+    groupId = b.getI64IntegerAttr(nextRowGroupId(group));
+  auto mark = [&](Operation *op) {
+    if (groupId)
+      op->setAttr(kRowGroupAttr, groupId);
+  };
 
   for (int64_t p = 0; p <= lastPhase; ++p) {
     // The values this phase computes and must hand on.
@@ -104,70 +148,89 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
         if (phase.lookup(result) == p && needsTensor(result))
           outputs.push_back(result);
 
-    // Inputs: the windows, then tensors of earlier phases and reductions.
-    SmallVector<Value> inputs(windows);
-    SmallVector<Value> inputValues; // the body value each extra input carries
-    for (auto &[value, tensor] : materialised) {
-      inputs.push_back(tensor);
-      inputValues.push_back(value);
-    }
+    // The values this phase's ops read (a yielded block argument reads
+    // itself).
+    llvm::SmallDenseSet<Value> reads(outputs.begin(), outputs.end());
+    for (Operation &op : body.without_terminator())
+      if (op.getNumResults() && !isa<RowSumOp, RowMaxOp>(op) &&
+          phase.lookup(op.getResult(0)) == p)
+        reads.insert(op.operand_begin(), op.operand_end());
+
+    // Inputs: the windows it reads, then the tensors of earlier phases and
+    // the reductions it reads.
+    SmallVector<Value> inputs;
+    SmallVector<Value> inputValues; // the body value each input carries
+    for (auto [arg, window] : llvm::zip(body.getArguments(), windows))
+      if (reads.contains(arg)) {
+        inputs.push_back(window);
+        inputValues.push_back(arg);
+      }
+    for (auto &[value, tensor] : materialised)
+      if (reads.contains(value) && phase.lookup(value) < p &&
+          !windowOf.contains(value)) {
+        inputs.push_back(tensor);
+        inputValues.push_back(value);
+      }
     for (auto &[value, tensor] : reductions)
-      if (phase.lookup(value) <= p) {
+      if (reads.contains(value) && phase.lookup(value) <= p) {
         inputs.push_back(tensor);
         inputValues.push_back(value);
       }
 
-    SmallVector<Value> inits;
-    SmallVector<Type> resultTypes;
-    for (Value v : outputs) {
-      auto type = RankedTensorType::get(iteration.getShape(), v.getType());
-      inits.push_back(emptyLike(b, loc, type, iterationSources));
-      resultTypes.push_back(type);
+    if (!outputs.empty()) {
+      SmallVector<Value> inits;
+      SmallVector<Type> resultTypes;
+      for (Value v : outputs) {
+        auto type = RankedTensorType::get(iteration.getShape(), v.getType());
+        inits.push_back(emptyLike(b, loc, type, iterationSources));
+        resultTypes.push_back(type);
+      }
+      SmallVector<AffineMap> maps;
+      for (Value input : inputs)
+        maps.push_back(broadcastMap(
+            context, cast<RankedTensorType>(input.getType()), iteration));
+      for (size_t i = 0; i < outputs.size(); ++i)
+        maps.push_back(b.getMultiDimIdentityMap(rank));
+      SmallVector<utils::IteratorType> iterators(rank,
+                                                 utils::IteratorType::parallel);
+      auto generic = linalg::GenericOp::create(
+          b, loc, resultTypes, inputs, inits, maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            IRMapping mapping;
+            for (auto [value, scalar] :
+                 llvm::zip(inputValues, args.take_front(inputValues.size())))
+              mapping.map(value, scalar);
+            for (Operation &op : body.without_terminator()) {
+              if (op.getNumResults() == 0)
+                continue;
+              int64_t opPhase = phase.lookup(op.getResult(0));
+              if (isa<RowSumOp, RowMaxOp>(op))
+                continue; // Its value arrives as an input.
+              if (opPhase == p ||
+                  (opPhase == kAnywhere && !mapping.contains(op.getResult(0))))
+                nb.clone(op, mapping);
+            }
+            SmallVector<Value> yielded;
+            for (Value v : outputs)
+              yielded.push_back(mapping.lookup(v));
+            linalg::YieldOp::create(nb, l, yielded);
+          });
+      mark(generic);
+      for (auto [value, tensor] : llvm::zip(outputs, generic.getResults()))
+        materialised[value] = tensor;
     }
-    if (outputs.empty())
-      continue;
-    SmallVector<AffineMap> maps;
-    for (Value input : inputs)
-      maps.push_back(broadcastMap(
-          context, cast<RankedTensorType>(input.getType()), iteration));
-    for (size_t i = 0; i < outputs.size(); ++i)
-      maps.push_back(b.getMultiDimIdentityMap(rank));
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        b, loc, resultTypes, inputs, inits, maps, iterators,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          IRMapping mapping;
-          for (auto [arg, scalar] :
-               llvm::zip(body.getArguments(), args.take_front(windows.size())))
-            mapping.map(arg, scalar);
-          for (auto [value, scalar] : llvm::zip(
-                   inputValues, args.slice(windows.size(), inputValues.size())))
-            mapping.map(value, scalar);
-          for (Operation &op : body.without_terminator()) {
-            if (op.getNumResults() == 0)
-              continue;
-            int64_t opPhase = phase.lookup(op.getResult(0));
-            if (isa<RowSumOp, RowMaxOp>(op))
-              continue; // Its value arrives as an input.
-            if (opPhase == p ||
-                (opPhase == kAnywhere && !mapping.contains(op.getResult(0))))
-              nb.clone(op, mapping);
-          }
-          SmallVector<Value> yielded;
-          for (Value v : outputs)
-            yielded.push_back(mapping.lookup(v));
-          linalg::YieldOp::create(nb, l, yielded);
-        });
-    for (auto [value, tensor] : llvm::zip(outputs, generic.getResults()))
-      materialised[value] = tensor;
 
-    // The reductions whose operands this phase produced.
+    // The reductions of this phase's values, straight from the window when
+    // they reduce a block argument.
     for (Operation &op : body.without_terminator()) {
       if (!isa<RowSumOp, RowMaxOp>(op) || phase.lookup(op.getOperand(0)) != p)
         continue;
-      reductions[op.getResult(0)] = reduceRows(
-          b, loc, materialised.lookup(op.getOperand(0)), isa<RowMaxOp>(op));
+      Value reduced = materialised.lookup(op.getOperand(0));
+      if (!reduced)
+        reduced = windowOf.lookup(op.getOperand(0));
+      Value rows = reduceRows(b, loc, reduced, isa<RowMaxOp>(op));
+      mark(rows.getDefiningOp());
+      reductions[op.getResult(0)] = rows;
     }
   }
 
