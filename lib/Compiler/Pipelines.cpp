@@ -154,12 +154,13 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
   return bufferizationPipeline() +
          ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
-         "convert-buffers-to-gpu,convert-row-reductions-to-kernels,"
+         "convert-buffers-to-gpu,convert-row-groups-to-kernels,"
+         "convert-row-reductions-to-kernels,"
          "func.func(convert-linalg-to-parallel-loops),"
          "convert-parallel-loops-to-kernels,canonicalize,cse,"
          // Constants and sizes back into the kernels (canonicalisation
          // hoisted them): kernels divide by constants, not by arguments.
-         "gpu-launch-sink-index-computations,"
+         "sink-views-into-kernels,gpu-launch-sink-index-computations,"
          "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
          chip.str() + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
 }

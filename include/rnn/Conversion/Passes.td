@@ -127,6 +127,38 @@ def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def ConvertRowGroupsToKernels
+    : Pass<"convert-row-groups-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Runs each fused group with row reductions as one kernel";
+  let description = [{
+    For the CUDA backend, before the other kernel mappings: the linalg ops
+    that `convert-rnn-to-linalg` made of one `rnn.pointwise` group with row
+    reductions (marked `rnn.row_group`: a generic per phase, a reducing
+    generic per `rnn.row_sum` / `rnn.row_max`) become one `gpu.launch` with
+    a block per row. Thread t takes columns t, t + blockDim, ... of every
+    phase; a run of reductions is one pass over the row (a partial per
+    reduction), butterfly shuffles within each warp, one round through
+    shared memory and one barrier, after which every thread holds the row's
+    results in registers, so later phases read no reduction buffers. The
+    fills and copies that initialise the group's per-row buffers, and the
+    pure index computations between its ops, are absorbed; deallocations
+    move after the kernel. A barrier is placed between two phases only
+    where a thread may read or overwrite an element another thread wrote
+    (or read) since the last barrier. A group with anything else between
+    its ops is left to `convert-row-reductions-to-kernels` and the loop
+    mapping. `block-size` caps the threads per block; narrower rows get
+    fewer (whole warps).
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Most threads per block (a multiple of 32)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def ConvertRowReductionsToKernels
     : Pass<"convert-row-reductions-to-kernels", "::mlir::ModuleOp"> {
   let summary = "Maps each row reduction on buffers to one warp per row";
@@ -150,6 +182,22 @@ def ConvertRowReductionsToKernels
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def SinkViewsIntoKernels
+    : Pass<"sink-views-into-kernels", "::mlir::ModuleOp"> {
+  let summary = "Builds the views a kernel reads inside it";
+  let description = [{
+    Before outlining: every `memref.subview`, `memref.cast`,
+    `memref.reinterpret_cast`, `memref.expand_shape` / `collapse_shape`
+    (and the constants they take) that a `gpu.launch` uses from above is
+    cloned into the launch, recursively, so that the outlined kernel takes
+    the underlying buffer and the views' dynamic offsets instead of one full
+    memref descriptor per view. A fused step that reads four gate windows of
+    one buffer then takes that buffer once.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def ConvertParallelLoopsToKernels

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GuardedLaunch.h"
+#include "RowReduction.h"
 #include "rnn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,62 +31,6 @@ namespace rnn {
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kWarpSize = 32;
-
-/// The value that leaves `combiner`'s other operand unchanged, or null when
-/// `combiner` is not an associative, commutative float reduction.
-TypedAttr neutralElement(Operation *combiner, FloatType type) {
-  double value;
-  if (isa<arith::AddFOp>(combiner))
-    value = 0.0;
-  else if (isa<arith::MulFOp>(combiner))
-    value = 1.0;
-  else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
-    value = -std::numeric_limits<double>::infinity();
-  else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
-    value = std::numeric_limits<double>::infinity();
-  else
-    return {};
-  return FloatAttr::get(type, value);
-}
-
-/// The single combining op of a row reduction `out[r..., 0] = op(in[r...,
-/// k], out[r..., 0])` over the last axis of a memref, or null.
-Operation *matchRowReduction(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1)
-    return nullptr;
-  int64_t rank = op.getNumLoops();
-  if (rank < 2 || op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return nullptr;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!maps[0].isIdentity())
-    return nullptr;
-  MLIRContext *context = op.getContext();
-  SmallVector<AffineExpr> outExprs;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    outExprs.push_back(getAffineDimExpr(d, context));
-  outExprs.push_back(getAffineConstantExpr(0, context));
-  if (maps[1] != AffineMap::get(rank, 0, outExprs, context))
-    return nullptr;
-  Block *body = op.getBlock();
-  if (!llvm::hasSingleElement(body->without_terminator()))
-    return nullptr;
-  Operation *combiner = &body->front();
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  if (yield.getValues().size() != 1 ||
-      yield.getValues()[0] != combiner->getResult(0) ||
-      combiner->getNumOperands() != 2 ||
-      !llvm::is_contained(combiner->getOperands(), body->getArgument(0)) ||
-      !llvm::is_contained(combiner->getOperands(), body->getArgument(1)))
-    return nullptr;
-  auto type = dyn_cast<FloatType>(body->getArgument(0).getType());
-  if (!type || !neutralElement(combiner, type))
-    return nullptr;
-  return combiner;
-}
 
 /// Whether `value` is a constant equal to `neutral`.
 bool isConstant(Value value, TypedAttr neutral) {
@@ -156,21 +101,11 @@ struct ConvertRowReductionsToKernelsPass
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<gpu::LaunchOp>())
         return;
-      if (Operation *combiner = matchRowReduction(op))
+      if (Operation *combiner = rnn::matchRowReduction(op))
         reductions.push_back({op, combiner});
     });
     for (auto [op, combiner] : reductions)
       convert(op, combiner);
-  }
-
-  /// combiner(lhs, rhs), cloned from the reduction's body.
-  static Value combine(OpBuilder &b, Operation *combiner, Value lhs,
-                       Value rhs) {
-    Block *body = combiner->getBlock();
-    IRMapping mapping;
-    mapping.map(body->getArgument(0), lhs);
-    mapping.map(body->getArgument(1), rhs);
-    return b.clone(*combiner, mapping)->getResult(0);
   }
 
   void convert(linalg::GenericOp op, Operation *combiner) {
@@ -180,7 +115,7 @@ struct ConvertRowReductionsToKernelsPass
     auto inputType = cast<MemRefType>(input.getType());
     int64_t rank = inputType.getRank();
     auto elementType = cast<FloatType>(inputType.getElementType());
-    TypedAttr neutralAttr = neutralElement(combiner, elementType);
+    TypedAttr neutralAttr = rnn::neutralElement(combiner, elementType);
     // Our reductions start from the neutral element: then the result is
     // stored as it is, and the fill (or copy of a filled buffer) goes.
     Operation *initialiser = neutralInitialiser(op, output, neutralAttr);
@@ -192,9 +127,9 @@ struct ConvertRowReductionsToKernelsPass
       rows = arith::MulIOp::create(b, loc, rows, rowSizes.back());
     }
     Value length = memref::DimOp::create(b, loc, input, rank - 1);
-    Value warp = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+    Value warp = arith::ConstantIndexOp::create(b, loc, rnn::kWarpSize);
     Value warpsPerBlock =
-        arith::ConstantIndexOp::create(b, loc, blockSize / kWarpSize);
+        arith::ConstantIndexOp::create(b, loc, blockSize / rnn::kWarpSize);
     Value block = arith::ConstantIndexOp::create(b, loc, blockSize);
     Value grid = arith::CeilDivUIOp::create(b, loc, rows, warpsPerBlock);
     gpu::LaunchOp launch = rnn::createGuardedLaunch(b, loc, rows, grid, block);
@@ -232,15 +167,11 @@ struct ConvertRowReductionsToKernelsPass
           SmallVector<Value> at(indices);
           at.push_back(k);
           Value element = memref::LoadOp::create(lb, l, input, at);
-          scf::YieldOp::create(lb, l, combine(lb, combiner, element, acc[0]));
+          scf::YieldOp::create(lb, l,
+                               rnn::combine(lb, combiner, element, acc[0]));
         });
-    Value partial = strided.getResult(0);
-    for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(ib, loc, partial, offset, kWarpSize,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      partial = combine(ib, combiner, other, partial);
-    }
+    Value partial =
+        rnn::combineAcrossWarp(ib, loc, combiner, strided.getResult(0));
 
     // Lane 0 writes the row's result, folded into the output's initial
     // value unless that is the neutral element.
@@ -253,8 +184,8 @@ struct ConvertRowReductionsToKernelsPass
     at.push_back(arith::ConstantIndexOp::create(wb, loc, 0));
     Value result = partial;
     if (!initialiser)
-      result = combine(wb, combiner, partial,
-                       memref::LoadOp::create(wb, loc, output, at));
+      result = rnn::combine(wb, combiner, partial,
+                            memref::LoadOp::create(wb, loc, output, at));
     memref::StoreOp::create(wb, loc, result, output, at);
 
     kb.setInsertionPointToEnd(&launch.getBody().front());

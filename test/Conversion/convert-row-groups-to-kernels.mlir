@@ -1,0 +1,97 @@
+// RUN: rnn-opt %s -split-input-file --convert-row-groups-to-kernels | FileCheck %s
+
+// A marked group (a row sum and a phase that divides by it) with the
+// fill that initialises the sum: one launch, a block per row, the sum kept
+// in registers (the per-row buffer is neither filled nor stored: nothing
+// outside the group reads it), the result stored by each thread.
+// CHECK-LABEL: func.func @normalise
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ROWS:.*]], {{.*}}) threads({{.*}}) in ({{.*}} = %c32
+// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<1xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.store %{{.*}}, %[[SUM:.*]][
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.
+// CHECK-NOT: rnn.row_group
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @normalise(%x: memref<?x20xf32>, %y: memref<?x20xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x20xf32>
+  %sum = memref.alloc(%n) : memref<?x1xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x20xf32>) outs(%sum : memref<?x1xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<?x20xf32>, memref<?x1xf32>) outs(%y : memref<?x20xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.divf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  memref.dealloc %sum : memref<?x1xf32>
+  return
+}
+
+// -----
+
+// Something the kernel cannot take sits between the group's ops (a call
+// that may read the sum): the group is left to the other mappings, unmarked.
+// CHECK-LABEL: func.func @interrupted
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+// CHECK-NOT: rnn.row_group
+// CHECK: call @peek
+// CHECK: linalg.generic
+// CHECK-NOT: rnn.row_group
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func private @peek(memref<?x1xf32>)
+func.func @interrupted(%x: memref<?x20xf32>, %y: memref<?x20xf32>, %sum: memref<?x1xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x20xf32>) outs(%sum : memref<?x1xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  call @peek(%sum) : (memref<?x1xf32>) -> ()
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<?x20xf32>, memref<?x1xf32>) outs(%y : memref<?x20xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.divf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+// The sum lands in a caller's buffer (an argument: it may be read later),
+// starting from the value already there: the kernel loads it, folds it in
+// and stores the row's sum from thread 0.
+// CHECK-LABEL: func.func @into_argument
+// CHECK: gpu.launch
+// CHECK: %[[INIT:.*]] = memref.load %arg1[
+// CHECK: gpu.barrier
+// CHECK: arith.addf %{{.*}}, %[[INIT]]
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %{{.*}}, %arg1[
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @into_argument(%x: memref<?x20xf32>, %sum: memref<?x1xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x20xf32>) outs(%sum : memref<?x1xf32>) attrs = {rnn.row_group = 3 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
