@@ -4,7 +4,9 @@ into build/gpu/dsl/: each is loaded with rnn.load (no compiler), run on CUDA ten
 (T=9, B=5, random initial states) and compared with
   * lstm, gru: torch.nn.LSTM / GRU built from the model's weights (model.to_torch()),
     fp32 on the GPU with TF32 off, and the same module in float64;
-  * leaky_gru: a float64 numpy re-implementation of the tutorial's equations.
+  * leaky_gru: a float64 numpy re-implementation of the tutorial's equations;
+  * zoo_<cell> (every zoo cell at H=300): the float64 numpy references of
+    test/python/reference.py.
 Each call runs on the default stream and then three times on a side stream (the runtime
 captures a CUDA graph on the second and replays it on the third). Prints the max relative
 error (max |ours - ref| / max |ref| over the output and final states) and PASS/FAIL per
@@ -68,18 +70,32 @@ def leaky_ref(p, x, h0):
     return [np.stack(ys), h[None]]
 
 
+def zoo_ref(model, name, x, hx):
+    """The float64 numpy reference of a zoo cell (test/python/reference.py, with the
+    parameter order that test_dsl_zoo.py pins)."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
+    from test_dsl_zoo import ZOO  # noqa: E402
+    ref_fn, names, _, _ = ZOO[name]
+    params = [torch.as_tensor(model.param(n)).cpu().double().numpy() for n in names]
+    states = [h[0].cpu().double().numpy() for h in hx]
+    return ref_fn(x.cpu().double().numpy(), *states, *params)
+
+
 def check(model_dir, name):
     model = rnn.load(os.path.join(model_dir, name))
     assert model.device.startswith("cuda"), model.device
     g = torch.Generator().manual_seed(7)
     D = 2 if model.bidirectional else 1
     x = torch.randn(T, B, model.input_size, generator=g).cuda()
-    hx = tuple(torch.randn(D * model.num_layers, B, model.hidden_size, generator=g).cuda()
-               for _ in model.state_names)
+    hx = tuple(torch.randn(D * model.num_layers, B, size, generator=g).cuda()
+               for size in model._spec.state_sizes)
     hx_arg = hx if len(hx) > 1 else hx[0]
     runs = run_all_ways(model, x, hx_arg)
     refs = {}
-    if name == "leaky_gru":
+    if name.startswith("zoo_"):
+        refs["float64 numpy"] = [r if k == 0 else r[None] for k, r in
+                                 enumerate(zoo_ref(model, name[4:], x, hx))]
+    elif name == "leaky_gru":
         p = model.state_dict()
         refs["float64 numpy"] = leaky_ref(p, x.cpu().double().numpy(),
                                           hx[0].cpu().double().numpy())
@@ -95,10 +111,10 @@ def check(model_dir, name):
     worst = 0.0
     for rname, ref_outs in refs.items():
         errs = [max(rel_err(o, r) for o, r in zip(outs, ref_outs)) for _, outs in runs]
-        print(f"  {name:10s} vs {rname:21s} max rel err {max(errs):.2e} "
+        print(f"  {name:22s} vs {rname:21s} max rel err {max(errs):.2e} "
               f"(per call: {', '.join(f'{e:.1e}' for e in errs)})")
         worst = max(worst, max(errs))
-    if name != "leaky_gru":
+    if name in ("lstm", "gru"):
         # The other direction: a torch.nn.LSTM / GRU with torch's own random
         # initialisation, its state_dict loaded into the compiled model (no
         # recompilation: weights are parameters), both run on the GPU.
@@ -112,7 +128,7 @@ def check(model_dir, name):
         got = flat(model(x, hx_arg))
         torch.cuda.synchronize()
         err = max(rel_err(o, r) for o, r in zip(got, expected))
-        print(f"  {name:10s} loaded from torch.nn.{cls.__name__}: max rel err {err:.2e}")
+        print(f"  {name:22s} loaded from torch.nn.{cls.__name__}: max rel err {err:.2e}")
         worst = max(worst, err)
     ok = worst <= TOL
     print(f"{'PASS' if ok else 'FAIL'} {name}: max rel err {worst:.2e} (limit {TOL:g})")
@@ -123,7 +139,9 @@ def main():
     model_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "gpu", "dsl")
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__)
     failed = []
-    for name in ("lstm", "gru", "leaky_gru"):
+    names = ["lstm", "gru", "leaky_gru"] + sorted(
+        d for d in os.listdir(model_dir) if d.startswith("zoo_"))
+    for name in names:
         try:
             if not check(model_dir, name):
                 failed.append(name)

@@ -362,9 +362,16 @@ def main(model_dir, out_json):
     print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
           f"storage (median of {REPEATS} CUDA-event timings)")
     configs = json.load(open(os.path.join(ROOT, "bench", "configs.json")))["configs"]
+    # For quick experiments: RNN_BENCH_CONFIGS=medium,wide times only those
+    # shapes, RNN_BENCH_COMPILE=0 skips torch.compile. The documented tables
+    # come from the default (everything).
+    only = os.environ.get("RNN_BENCH_CONFIGS")
+    with_compile = os.environ.get("RNN_BENCH_COMPILE", "1") != "0"
     for cfg in configs:
+        if only and cfg["name"] not in only.split(",") and cfg["name"] != "medium":
+            continue
         for kind in ("lstm", "gru", "lstm_bf16"):
-            bench_config(model_dir, kind, cfg, report, pool, with_compile=True)
+            bench_config(model_dir, kind, cfg, report, pool, with_compile=with_compile)
     medium = next(c for c in configs if c["name"] == "medium")
     lstm_ms = next(r["ours_ms"] for r in report
                    if r.get("kind") == "lstm" and r.get("config") == "medium")
