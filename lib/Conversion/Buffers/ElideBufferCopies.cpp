@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../BufferViews.h"
 #include "rnn/Conversion/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,18 +27,11 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer `view` is a view of (through subviews, casts, reshapes).
-Value rootBuffer(Value view) {
-  while (auto viewOp = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewOp.getViewSource();
-  return view;
-}
-
 /// False only when `a` and `b` provably share no element: views of distinct
 /// buffers at least one of which this function allocated, or disjoint
 /// subviews of one buffer.
 bool mayOverlap(Value a, Value b) {
-  Value rootA = rootBuffer(a), rootB = rootBuffer(b);
+  Value rootA = rnn::rootBuffer(a), rootB = rnn::rootBuffer(b);
   if (rootA != rootB)
     return !rootA.getDefiningOp<memref::AllocOp>() &&
            !rootB.getDefiningOp<memref::AllocOp>();

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../BufferViews.h"
 #include "GuardedLaunch.h"
 #include "RowReduction.h"
 #include "rnn/Conversion/Passes.h"
@@ -42,13 +43,6 @@ using namespace mlir;
 
 namespace {
 
-/// The buffer a view (subview, cast, reshape) looks into.
-Value rootOf(Value buffer) {
-  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-    buffer = view.getViewSource();
-  return buffer;
-}
-
 bool isAllocation(Value root) {
   return root.getDefiningOp<memref::AllocOp>() ||
          root.getDefiningOp<memref::AllocaOp>() ||
@@ -58,7 +52,7 @@ bool isAllocation(Value root) {
 /// Distinct allocations never overlap; anything else (function arguments,
 /// loop-carried buffers) may overlap anything but an allocation.
 bool mayAlias(Value a, Value b) {
-  Value ra = rootOf(a), rb = rootOf(b);
+  Value ra = rnn::rootBuffer(a), rb = rnn::rootBuffer(b);
   return ra == rb || (!isAllocation(ra) && !isAllocation(rb));
 }
 
