@@ -92,6 +92,18 @@ def time_ms(fn):
     return statistics.median(times)
 
 
+def time_without_overlap(fn):
+    """time_ms(fn) with our kernels launched only after the work ahead of
+    them has finished (no programmatic dependent launch): the runtime reads
+    RNN_CUDA_OVERLAP_LAUNCHES on every call and captures a graph of its
+    own."""
+    os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
+    try:
+        return time_ms(fn)
+    finally:
+        del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
+
+
 def check_zoo(model_dir, report):
     print("== correctness: every example on CUDA vs float64 numpy (T=7, B=3)")
     for example in sorted(ARGS):
@@ -125,10 +137,15 @@ def module_args(kind, ref, xs, states, layers, bf16):
     return args
 
 
+def cell_of(kind):
+    """The cell of a benchmark kind: lstm, gru, lstm_bf16, gru_bf16."""
+    return kind.split("_")[0]
+
+
 def torch_cell_step(kind):
     """One step of the cell in PyTorch, the input projection (with b_W)
     precomputed: the torch.compile baseline's unit."""
-    if kind == "gru":
+    if cell_of(kind) == "gru":
         def step(xp, h, U, bU, mm_dtype):
             hp = (h.to(mm_dtype) @ U.t()).float() + bU
             xr, xz, xn = xp.chunk(3, 1)
@@ -154,7 +171,7 @@ def compiled_baseline(kind, args, layers, bf16):
     Returns (forward function, compile seconds)."""
     import time
     step = torch.compile(torch_cell_step(kind), dynamic=False)
-    nstates = 1 if kind == "gru" else 2
+    nstates = 1 if cell_of(kind) == "gru" else 2
     mm_dtype = torch.bfloat16 if bf16 else torch.float32
 
     def forward():
@@ -188,7 +205,7 @@ def breakdown(kind, args, T, bf16):
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
         xs = args[0]
-        nstates = 1 if kind == "gru" else 2
+        nstates = 1 if cell_of(kind) == "gru" else 2
         W, U = args[1 + nstates], args[2 + nstates]
         x2 = xs.reshape(-1, xs.shape[-1])
         proj_out = torch.empty(x2.shape[0], W.shape[0], device="cuda",
@@ -242,15 +259,16 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
     T, B, I, H, L = cfg["T"], cfg["B"], cfg["I"], cfg["H"], cfg["L"]
     torch.manual_seed(0)
     bf16 = kind.endswith("_bf16")
-    torch_cls = torch.nn.GRU if kind == "gru" else torch.nn.LSTM
+    gru = cell_of(kind) == "gru"
+    torch_cls = torch.nn.GRU if gru else torch.nn.LSTM
     ref = torch_cls(I, H, num_layers=L).cuda()
     xs = torch.randn(T, B, I, device="cuda")
     h0 = torch.randn(L, B, H, device="cuda")
     c0 = torch.randn(L, B, H, device="cuda")
-    states = [h0] if kind == "gru" else [h0, c0]
+    states = [h0] if gru else [h0, c0]
     suffix = f"_L{L}" if L > 1 else ""
     model = CudaModel(os.path.join(model_dir, f"{kind}_I{I}_H{H}{suffix}.so"))
-    name = ("gru_seq" if kind == "gru" else "lstm_seq") + suffix
+    name = f"{cell_of(kind)}_seq{suffix}"
     args = module_args(kind, ref, xs, states, L, bf16)
     if bf16:
         # cuDNN runs the same module converted to bf16. Converting leaves the
@@ -261,13 +279,13 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
         cudnn_module = cudnn_module.bfloat16()
         cudnn_module.flatten_parameters()
         hx = tuple(s.bfloat16() for s in states)
-        cudnn_inputs = (xs.bfloat16(), hx if kind != "gru" else hx[0])
+        cudnn_inputs = (xs.bfloat16(), hx[0] if gru else hx)
     else:
         cudnn_module = ref
-        cudnn_inputs = (xs, tuple(states) if kind != "gru" else h0)
+        cudnn_inputs = (xs, h0 if gru else tuple(states))
     outs = model.outputs(name, args)
     with torch.no_grad():
-        expected, _ = ref(xs, tuple(states) if kind != "gru" else h0)
+        expected, _ = ref(xs, h0 if gru else tuple(states))
         pool.reset()
         model(name, args, outs)
         torch.cuda.synchronize()
@@ -282,6 +300,7 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
             pool.reset()
             ours = time_ms(lambda: model(name, args, outs))
             _, graph_high = pool.high()
+            no_overlap = time_without_overlap(lambda: model(name, args, outs))
             model(name, args, outs)
             side.synchronize()
             graph_err = rel_err(outs[0].cpu().numpy(),
@@ -293,7 +312,7 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
             forward, compile_s = compiled_baseline(kind, args, L, bf16)
             compiled = time_ms(forward)
         projection, recurrent = breakdown(kind, args, T, bf16) if L == 1 else (None, None)
-    gates = T * B * (3 if kind == "gru" else 4) * H * 4
+    gates = T * B * (3 if gru else 4) * H * 4
     row = {"kind": kind, "config": cfg["name"], "T": T, "B": B, "I": I, "H": H, "L": L,
            "dtype": "bf16 storage, fp32 accumulation" if bf16 else "fp32 (tf32 allowed)",
            "ours_ms": ours, "cudnn_ms": cudnn, "ratio_cudnn_over_ours": cudnn / ours,
@@ -301,6 +320,7 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
            "ratio_compile_over_ours": compiled / ours if compiled else None,
            "rel_err_vs_torch": err, "rel_err_graph_replay_vs_torch": graph_err,
            "ours_without_graph_ms": direct, "ours_us_per_step": 1000 * ours / T,
+           "ours_without_overlap_ms": no_overlap,
            "gemm_projection_ms": projection, "gemm_recurrent_ms": recurrent,
            "device_pool_high_bytes": pool_high, "graph_pool_high_bytes": graph_high,
            "gate_buffer_bytes_per_layer": gates}
@@ -308,13 +328,17 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
     extra = f"  torch.compile {compiled:8.3f} ms ({compiled / ours:5.2f}x)" if compiled else ""
     print(f"  {kind:9s} {cfg['name']:14s} L={L} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
           f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x{extra}  "
-          f"rel err {err:.1e}/{graph_err:.1e}  scratch {pool_high / 2**20:.1f} MiB "
+          f"rel err {err:.1e}/{graph_err:.1e}  no early launch {no_overlap:.3f} ms  scratch {pool_high / 2**20:.1f} MiB "
           f"(graph {graph_high / 2**20:.1f}, gate buffer {gates / 2**20:.1f})")
     if projection is not None:
         rest = ours - projection - recurrent
         print(f"      breakdown: projection GEMM {projection:.3f} ms + recurrent GEMMs "
               f"{1000 * recurrent / T:.2f} us/step + rest (pointwise kernel, launch gaps) "
               f"{1000 * rest / T:.2f} us/step")
+
+
+TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16,
+                "f16": torch.float16}
 
 
 def random_args(model, name, T, B, seed):
@@ -326,7 +350,8 @@ def random_args(model, name, T, B, seed):
         dims = [(T if i == 0 and d == 0 else B) if s is None else s
                 for d, s in enumerate(shape)]
         scale = 1.0 / (dims[-1] ** 0.5) if dims else 1.0
-        args.append(torch.randn(dims, device="cuda", generator=gen) * scale)
+        args.append((torch.randn(dims, device="cuda", generator=gen) * scale).to(
+            TORCH_DTYPES[dtype]))
     return args
 
 
@@ -345,12 +370,15 @@ def bench_zoo(model_dir, cfg, lstm_ms, report):
         side.wait_stream(torch.cuda.current_stream())
         with torch.no_grad(), torch.cuda.stream(side):
             ms = time_ms(lambda: model("forward", args, outs))
+            no_overlap = time_without_overlap(lambda: model("forward", args, outs))
         torch.cuda.current_stream().wait_stream(side)
         finite = all(bool(torch.isfinite(o).all()) for o in outs)
         ratio = ms / lstm_ms
         report.append({"check": "zoo_medium", "cell": cell, "ours_ms": ms,
+                       "ours_without_overlap_ms": no_overlap,
                        "ratio_to_our_lstm": ratio, "finite": finite})
-        print(f"  {cell:18s} {ms:8.3f} ms  {ratio:5.2f}x our LSTM  "
+        print(f"  {cell:18s} {ms:8.3f} ms  (no early launch {no_overlap:.3f})  "
+              f"{ratio:5.2f}x our LSTM  "
               f"{'ok' if ratio <= 1.3 else 'OVER 1.3x'}{'' if finite else '  NON-FINITE'}")
 
 
@@ -370,7 +398,7 @@ def main(model_dir, out_json):
     for cfg in configs:
         if only and cfg["name"] not in only.split(",") and cfg["name"] != "medium":
             continue
-        for kind in ("lstm", "gru", "lstm_bf16"):
+        for kind in ("lstm", "gru", "lstm_bf16", "gru_bf16"):
             bench_config(model_dir, kind, cfg, report, pool, with_compile=with_compile)
     medium = next(c for c in configs if c["name"] == "medium")
     lstm_ms = next(r["ours_ms"] for r in report

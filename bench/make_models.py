@@ -89,12 +89,11 @@ func.func @gru_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
 """
 
 
-def lstm_bf16(I, H):
-    """The LSTM with bf16 storage: bf16 input sequence and weights, f32
-    accumulation, f32 biases, cell state and outputs; the recurrent matmul
-    reads the f32 state cast to bf16."""
-    G = 4 * H
-    return lstm(I, H, tf32=False).replace(
+def bf16_storage(text, I, H, G):
+    """A cell of `lstm` or `gru` (built without TF32) with bf16 storage: bf16
+    input sequence and weights, f32 accumulation, f32 biases, state and
+    outputs; the recurrent matmul reads the f32 state cast to bf16."""
+    return text.replace(
         f"inputs(%x: tensor<?x{I}xf32>)", f"inputs(%x: tensor<?x{I}xbf16>)").replace(
         f"%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>",
         f"%W: tensor<{G}x{I}xbf16>, %U: tensor<{G}x{H}xbf16>").replace(
@@ -104,27 +103,35 @@ def lstm_bf16(I, H):
         f"  %h16 = rnn.cast %h : tensor<?x{H}xf32> to tensor<?x{H}xbf16>\n"
         f"  %uh = rnn.matmul %h16, %U : tensor<?x{H}xbf16>, tensor<{G}x{H}xbf16>").replace(
         f"%xs: tensor<?x?x{I}xf32>", f"%xs: tensor<?x?x{I}xbf16>").replace(
-        f"%W: tensor<{G}x{I}xf32>, %U: tensor<{G}x{H}xf32>, %bW",
-        f"%W: tensor<{G}x{I}xbf16>, %U: tensor<{G}x{H}xbf16>, %bW").replace(
         f"inputs(%xs : tensor<?x?x{I}xf32>)", f"inputs(%xs : tensor<?x?x{I}xbf16>)").replace(
         f"params(%W, %U, %bW, %bU : tensor<{G}x{I}xf32>, tensor<{G}x{H}xf32>",
         f"params(%W, %U, %bW, %bU : tensor<{G}x{I}xbf16>, tensor<{G}x{H}xbf16>")
 
 
+def lstm_bf16(I, H):
+    """The LSTM with bf16 storage (see bf16_storage)."""
+    return bf16_storage(lstm(I, H, tf32=False), I, H, 4 * H)
+
+
+def gru_bf16(I, H):
+    """The GRU with bf16 storage (see bf16_storage)."""
+    return bf16_storage(gru(I, H, tf32=False), I, H, 3 * H)
+
+
 def stacked(kind, I, H, layers):
-    """`layers` layers of `kind` (lstm, gru, lstm_bf16) in one function
-    @{lstm,gru}_seq_L{layers}: layer l runs on the outputs of layer l - 1
-    (cast to bf16 for lstm_bf16, whose cell reads bf16). Arguments: xs, then
+    """`layers` layers of `kind` (lstm, gru, lstm_bf16, gru_bf16) in one
+    function @{lstm,gru}_seq_L{layers}: layer l runs on the outputs of layer
+    l - 1 (cast to bf16 for the bf16 kinds, whose cells read bf16). Arguments: xs, then
     per layer its initial states and W, U, b_W, b_U; results: the last
     layer's outputs, then every layer's final states. Needs I == H (one
     cell for every layer)."""
     assert I == H, "one cell for every layer"
-    text = {"lstm": lstm, "gru": gru, "lstm_bf16": lstm_bf16}[kind](I, H)
+    text = KINDS[kind](I, H)
     cell_text = text[:text.index("func.func")]
-    base = "gru" if kind == "gru" else "lstm"
-    states = ["h"] if kind == "gru" else ["h", "c"]
-    G = (3 if kind == "gru" else 4) * H
-    w = "bf16" if kind == "lstm_bf16" else "f32"
+    base = kind.split("_")[0]
+    states = ["h"] if base == "gru" else ["h", "c"]
+    G = (3 if base == "gru" else 4) * H
+    w = "bf16" if kind.endswith("_bf16") else "f32"
     seq_in, seq_out = f"tensor<?x?x{H}x{w}>", f"tensor<?x?x{H}xf32>"
     st = f"tensor<?x{H}xf32>"
     ptypes = [f"tensor<{G}x{H}x{w}>", f"tensor<{G}x{H}x{w}>",
@@ -154,13 +161,15 @@ def stacked(kind, I, H, layers):
             f"  return {', '.join(results)} : {', '.join(rtypes)}\n}}\n")
 
 
+KINDS = {"lstm": lstm, "gru": gru, "lstm_bf16": lstm_bf16, "gru_bf16": gru_bf16}
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     configs = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
     sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs})
-    kinds = (("lstm", lstm), ("gru", gru), ("lstm_bf16", lstm_bf16))
     for I, H in sizes:
-        for name, make in kinds:
+        for name, make in KINDS.items():
             path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
             with open(path, "w") as f:
                 f.write(make(I, H))
@@ -168,7 +177,7 @@ def main(out_dir):
     for c in configs:
         if c["L"] == 1:
             continue
-        for name, _ in kinds:
+        for name in KINDS:
             path = os.path.join(out_dir, f"{name}_I{c['I']}_H{c['H']}_L{c['L']}.mlir")
             with open(path, "w") as f:
                 f.write(stacked(name, c["I"], c["H"], c["L"]))

@@ -6,6 +6,8 @@
 #include "rnn/Dialect/RNN/IR/RNNDialect.h"
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -148,6 +150,16 @@ std::string cpuLoweringPipeline() {
          "reconcile-unrealized-casts";
 }
 
+/// Programmatic dependent launch (griddepcontrol) needs sm_90 or later.
+static bool supportsDependentLaunch(llvm::StringRef chip) {
+  unsigned version = 0;
+  llvm::StringRef digits = chip;
+  if (!digits.consume_front("sm_"))
+    return false;
+  digits = digits.take_while(llvm::isDigit);
+  return !digits.getAsInteger(10, version) && version >= 90;
+}
+
 std::string cudaLoweringPipeline(llvm::StringRef chip) {
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
@@ -160,7 +172,8 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
          "convert-parallel-loops-to-kernels,canonicalize,cse,"
          // Constants and sizes back into the kernels (canonicalisation
          // hoisted them): kernels divide by constants, not by arguments.
-         "sink-views-into-kernels,gpu-launch-sink-index-computations,"
+         "sink-views-into-kernels,gpu-launch-sink-index-computations," +
+         (supportsDependentLaunch(chip) ? "overlap-kernel-launches," : "") +
          "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
          chip.str() + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
 }

@@ -221,4 +221,38 @@ def ConvertParallelLoopsToKernels
                            "::mlir::arith::ArithDialect"];
 }
 
+def OverlapKernelLaunches
+    : Pass<"overlap-kernel-launches", "::mlir::ModuleOp"> {
+  let summary = "Lets each kernel launch before the work ahead of it ends "
+                "(programmatic dependent launch, sm_90+)";
+  let description = [{
+    Between a step's GEMM and its fused kernel, and between two kernels, the
+    GPU idles while the next grid is launched. With programmatic dependent
+    launch, the next grid may be scheduled while the one ahead of it drains,
+    provided it waits for that work before touching memory. Every
+    `gpu.launch` therefore starts with `nvvm.griddepcontrol wait` (the kernel
+    waits until the grids ahead of it have completed and their writes are
+    visible; a no-op when launched normally), and on the host the launch is
+    preceded by a call to `function` (no arguments), which tells the
+    runtime that the next launch may use the attribute. Launches without
+    the call keep the usual stream order, so kernels from elsewhere that do
+    not wait are never launched early. Functions that call `gemm-function`
+    with bf16 or f16 operands are left alone: after cuBLAS's reduced
+    precision GEMMs, launching early made the step slower on the H100
+    (docs/benchmarks.md). Idempotent.
+  }];
+  let options = [
+    Option<"function", "function", "std::string",
+           "\"rnn_cuda_overlap_next_launch\"",
+           "Host function called before each launch that waits">,
+    Option<"gemmFunction", "gemm-function", "std::string",
+           "\"rnn_cuda_gemm\"",
+           "The GEMM function (convert-matmul-to-library-gemm's `function`)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // RNN_CONVERSION_PASSES_TD

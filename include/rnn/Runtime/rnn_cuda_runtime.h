@@ -41,6 +41,16 @@ int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
  * its graphs refer to its kernels). */
 void rnn_cuda_release_graphs(const char *prefix, size_t size);
 
+/* Lets the calling thread's next kernel launch (mgpuLaunchKernel) be
+ * scheduled before the work ahead of it on the stream has finished
+ * (programmatic dependent launch, sm_90 and later). Only for kernels that
+ * execute griddepcontrol.wait before touching memory: code compiled by
+ * rnn-compile --target=cuda calls it before each of its kernels (pass
+ * overlap-kernel-launches). The environment variable
+ * RNN_CUDA_OVERLAP_LAUNCHES=0 turns it into a no-op; it is read on every
+ * call, and graphs captured with and without it are kept apart. */
+void rnn_cuda_overlap_next_launch(void);
+
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
  * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n), bit 1 allows
  * TF32 tensor-core arithmetic for f32 operands and bit 2

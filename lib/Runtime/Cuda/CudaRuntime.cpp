@@ -118,6 +118,13 @@ std::mutex graphMutex;
 std::list<CallGraph> graphs; // Most recently used first.
 constexpr size_t kMaxGraphs = 32;
 
+/// Read on every call (not cached), so that a benchmark can compare both
+/// settings in one process; graphs captured under each are kept apart.
+bool dependentLaunchEnabled() {
+  const char *value = getenv("RNN_CUDA_OVERLAP_LAUNCHES");
+  return !value || std::strcmp(value, "0") != 0;
+}
+
 bool graphsEnabled() {
   static const bool enabled = [] {
     const char *value = getenv("RNN_CUDA_GRAPHS");
@@ -157,6 +164,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   std::string id(key, keySize);
+  if (!dependentLaunchEnabled())
+    id += "|no-overlap";
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -250,18 +259,54 @@ RNN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
+namespace {
+
+/// Set by rnn_cuda_overlap_next_launch, consumed by the next launch.
+thread_local bool overlapNextLaunch = false;
+
+} // namespace
+
+RNN_EXPORT void rnn_cuda_overlap_next_launch() {
+  overlapNextLaunch = dependentLaunchEnabled();
+}
+
 RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t gridZ, intptr_t blockX,
                                  intptr_t blockY, intptr_t blockZ,
                                  int32_t sharedBytes, void *stream,
                                  void **params, void **extra,
                                  size_t /*paramsCount*/) {
+  bool overlap = overlapNextLaunch;
+  overlapNextLaunch = false;
   if (!function)
     return; // The missing kernel was recorded.
-  check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
-                       blockX, blockY, blockZ, sharedBytes,
-                       static_cast<CUstream>(stream), params, extra),
-        "cuLaunchKernel");
+  if (!overlap) {
+    check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
+                         gridZ, blockX, blockY, blockZ, sharedBytes,
+                         static_cast<CUstream>(stream), params, extra),
+          "cuLaunchKernel");
+    return;
+  }
+  // The kernel waits for the grids ahead of it (griddepcontrol.wait) before
+  // it touches memory, so it may be scheduled while they drain. Stream
+  // capture turns the attribute into a programmatic edge of the graph.
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = gridX;
+  config.gridDimY = gridY;
+  config.gridDimZ = gridZ;
+  config.blockDimX = blockX;
+  config.blockDimY = blockY;
+  config.blockDimZ = blockZ;
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  check(cuLaunchKernelEx(&config, static_cast<CUfunction>(function), params,
+                         extra),
+        "cuLaunchKernelEx");
 }
 
 RNN_EXPORT void *mgpuStreamCreate() {

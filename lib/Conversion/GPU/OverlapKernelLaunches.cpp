@@ -1,0 +1,99 @@
+//===- OverlapKernelLaunches.cpp - Programmatic dependent launch ----------===//
+//
+// A step is a GEMM and a kernel; a CUDA graph removes the host from the
+// loop, but the GPU still idles between two grids while the second one is
+// launched. Hopper can schedule a grid while the one ahead of it drains if
+// the new grid waits (griddepcontrol.wait) before it touches memory: each of
+// our kernels waits at its first instruction, and the host tells the
+// runtime, launch by launch, that it may use the attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Conversion/Passes.h"
+
+#include "rnn/Runtime/rnn_runtime.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_OVERLAPKERNELLAUNCHES
+#include "rnn/Conversion/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `func` calls the GEMM function `gemm` with bf16 or f16 operands
+/// (its first argument, the rnn_dtype of A and B).
+bool callsReducedPrecisionGemm(func::FuncOp func, StringRef gemm) {
+  WalkResult found = func.walk([&](func::CallOp call) {
+    if (call.getCallee() != gemm || call.getNumOperands() == 0)
+      return WalkResult::advance();
+    auto code = call.getOperand(0).getDefiningOp<arith::ConstantIntOp>();
+    if (code && (code.value() == RNN_BF16 || code.value() == RNN_F16))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+bool startsWithWait(gpu::LaunchOp launch) {
+  Block &entry = launch.getBody().front();
+  auto wait = dyn_cast<NVVM::GriddepcontrolOp>(&entry.front());
+  return wait && wait.getKind() == NVVM::GridDepActionKind::wait;
+}
+
+struct OverlapKernelLaunchesPass
+    : rnn::impl::OverlapKernelLaunchesBase<OverlapKernelLaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](func::FuncOp func) {
+      // cuBLAS's bf16/f16 GEMMs on sm_90 let the next grid become resident
+      // while they run; our kernels then sat on the GEMM's SMs and made
+      // the steps of bf16 models 2-7% slower (measured on the H100,
+      // docs/benchmarks.md), where fp32/TF32 models gained 2-5%.
+      if (callsReducedPrecisionGemm(func, gemmFunction))
+        return;
+      func.walk([&](gpu::LaunchOp launch) {
+        if (!startsWithWait(launch))
+          launches.push_back(launch);
+      });
+    });
+    if (launches.empty())
+      return;
+
+    auto hookType = FunctionType::get(&getContext(), {}, {});
+    if (auto existing = module.lookupSymbol<func::FuncOp>(function)) {
+      if (existing.getFunctionType() != hookType) {
+        existing.emitOpError()
+            << "is named like the launch hook '" << function
+            << "' but has type " << existing.getFunctionType()
+            << "; the hook takes and returns nothing";
+        return signalPassFailure();
+      }
+    } else {
+      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+      auto hook = func::FuncOp::create(b, module.getLoc(), function, hookType);
+      hook.setPrivate();
+    }
+
+    for (gpu::LaunchOp launch : launches) {
+      OpBuilder b(launch);
+      func::CallOp::create(b, launch.getLoc(), function, TypeRange{},
+                           ValueRange{});
+      b.setInsertionPointToStart(&launch.getBody().front());
+      NVVM::GriddepcontrolOp::create(b, launch.getLoc(),
+                                     NVVM::GridDepActionKind::wait);
+    }
+  }
+};
+
+} // namespace
