@@ -21,6 +21,10 @@ void buildOptimizePipeline(OpPassManager &pm,
   // that each pass sees the simplest form; CSE merges the weight packing of
   // scans that share parameters.
   pm.addPass(createCanonicalizerPass());
+  // Before the concatenation, which then merges the carried product's
+  // matmul with the projection that reads the same rows.
+  if (options.carryRecurrentProducts)
+    pm.addPass(createCarryRecurrentProducts());
   if (options.concatGateMatmuls)
     pm.addPass(createConcatGateMatmuls());
   if (options.hoistInputProjection) {

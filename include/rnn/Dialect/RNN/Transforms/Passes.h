@@ -17,6 +17,11 @@ namespace rnn {
 /// Options of the `rnn-optimize` pipeline.
 struct OptimizePipelineOptions
     : public mlir::PassPipelineOptions<OptimizePipelineOptions> {
+  Option<bool> carryRecurrentProducts{
+      *this, "carry-recurrent-products",
+      llvm::cl::desc("Carry U·s instead of a projected state s read only "
+                     "through matmuls (LSTM with projection)"),
+      llvm::cl::init(true)};
   Option<bool> concatGateMatmuls{
       *this, "concat-gate-matmuls",
       llvm::cl::desc("Merge matmuls that share a left operand"),
@@ -33,8 +38,8 @@ struct OptimizePipelineOptions
 };
 
 /// Adds the `rnn-optimize` passes to `pm` (which runs on a module):
-/// concat-gate-matmuls, hoist-input-projection, fuse-pointwise, each followed
-/// by canonicalisation and CSE.
+/// carry-recurrent-products, concat-gate-matmuls, hoist-input-projection,
+/// fuse-pointwise, with canonicalisation and CSE between them.
 void buildOptimizePipeline(mlir::OpPassManager &pm,
                            const OptimizePipelineOptions &options);
 

@@ -100,6 +100,43 @@ def CarryCastStates : Pass<"rnn-carry-cast-states", "::mlir::ModuleOp"> {
   ];
 }
 
+def CarryRecurrentProducts
+    : Pass<"rnn-carry-recurrent-products", "::mlir::ModuleOp"> {
+  let summary = "Carries U·s instead of a state s that is a projection "
+                "read only through matmuls";
+  let description = [{
+    In an LSTM with a projection (PyTorch's `proj_size`), the state is
+    `r = m·W_hrᵀ` (`m = o⊙tanh(c)`, `[B, H]`, `r` `[B, P]`) and the next step
+    reads it only through `r·Uᵀ`: two dependent matmuls on every step's
+    critical path. Since `r·Uᵀ = m·(U·W_hr)ᵀ`, the cell can carry `q = r·Uᵀ`
+    as a state of its own and compute its next value from `m` with the
+    product `U·W_hr` (`[N, H]`, computed once per call from the parameters,
+    in full precision). Then both `m·W_hrᵀ` (the output and final state) and
+    `m·(U·W_hr)ᵀ` read `m`, so `rnn-concat-gate-matmuls` merges them: one
+    GEMM per step instead of two in a row.
+
+    Applies to a state whose every use is `s·Uᵀ` (a parameter in the
+    default `[out, in]` layout, no `acc`) and whose next value is `m·W` (a
+    parameter `W` in either layout), all in f32 or f64, when the product
+    costs at most `max-cost-ratio` times the matmul it replaces
+    (`H·N <= ratio·P·N`, i.e. `H <= ratio·P`): the carried product trades
+    work for one GEMM launch and its wait, which pays off while the step is
+    latency-bound. Each application passes `s₀·Uᵀ` as the new state's
+    initial value and gets one more final state, which nothing reads; `s`
+    itself stays a state (its final value is a result). Values change only
+    by rounding (the product is reassociated).
+  }];
+  let options = [
+    Option<"maxCostRatio", "max-cost-ratio", "double", "2.0",
+           "Largest H / P for which the product replaces the projected state">
+  ];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numCarried", "products-carried",
+              "Recurrent products carried as states">
+  ];
+}
+
 def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
   let description = [{
