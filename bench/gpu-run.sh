@@ -9,6 +9,8 @@ CUBLAS_DIR=$(python3 -c "import nvidia.cublas, os; print(os.path.join(os.path.di
 export LD_LIBRARY_PATH="$GPU/lib:/usr/local/cuda/lib64:${CUBLAS_DIR}:${LD_LIBRARY_PATH:-}"
 export RNN_RUNTIME_LIB="$GPU/lib/librnn_runtime.so"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# RNN_PROFILE=only runs the per-kernel profile alone (below).
+if [ "${RNN_PROFILE:-1}" != only ]; then
 python3 "$ROOT/bench/gpu_bench.py" "$GPU/models" "${OUT:-/tmp}/gpu-bench.json"
 # The hand-written path of ../shared/bench/step_probe.cu, in the same session.
 NVCC="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
@@ -17,14 +19,19 @@ if [ -f "$GPU/step_probe.cu" ] && [ -x "$NVCC" ]; then
   "$NVCC" -O3 -arch=sm_90a "$GPU/step_probe.cu" -lcublas -o /tmp/step_probe
   /tmp/step_probe | tee "${OUT:-/tmp}/step-probe.txt"
 fi
+fi
 # Per-kernel durations of one call (Nsight Compute, no graph): where a step's
-# time goes. Set RNN_PROFILE=0 to skip.
+# time goes. Set RNN_PROFILE=0 to skip it, RNN_PROFILE=only to run it alone.
 NCU="${CUDA_HOME:-/usr/local/cuda}/bin/ncu"
 if [ "${RNN_PROFILE:-1}" != 0 ] && [ -x "$NCU" ]; then
-  for spec in "lstm_I1024_H1024 lstm_seq" "zoo_layernorm_lstm forward" "zoo_mgu forward"; do
+  for spec in "lstm_I1024_H1024 lstm_seq" "zoo_layernorm_lstm forward" "zoo_mgu forward" \
+              "zoo_gru_reset_before forward" "zoo_lstmp forward"; do
     set -- $spec
     echo "== per-kernel profile: $1 ($2, T=10, B=64)"
-    "$NCU" --profile-from-start off --metrics gpu__time_duration.sum --csv \
+    # At the GPU's own clocks and with warm caches, as in a real call (ncu
+    # locks clocks to base and flushes caches between kernels by default).
+    "$NCU" --profile-from-start off --clock-control none --cache-control none \
+      --metrics gpu__time_duration.sum --csv \
       python3 "$ROOT/bench/kernel_profile.py" "$GPU/models/$1.so" "$2" 10 64 \
       > "${OUT:-/tmp}/ncu-$1.csv" 2>/dev/null || true
     python3 "$ROOT/bench/kernel_summary.py" "${OUT:-/tmp}/ncu-$1.csv" 10 || true

@@ -134,7 +134,10 @@ struct CarryRecurrentProductsPass
         use.getResult().replaceAllUsesWith(product);
 
         // (U·W_hr) as an [N, H] weight: U [N, P] times W_hr, whose stored
-        // layout decides whether it is read as is or transposed.
+        // layout decides whether it is read as is or transposed. In TF32
+        // only where both matmuls it stands for allow TF32: then the cell
+        // already accepted that precision for these weights, and the
+        // product costs a tenth of a full-precision one on the GPU.
         OpBuilder builder(yield);
         int64_t n = use.getOutputSize(), h = next.getContractionSize();
         auto productWeightType = RankedTensorType::get({n, h}, element);
@@ -142,7 +145,7 @@ struct CarryRecurrentProductsPass
             MatmulOp::create(builder, use.getLoc(), productWeightType,
                              use.getRhs(), next.getRhs(), Value(),
                              /*weight_in_out=*/!next.getWeightInOut(),
-                             /*allow_tf32=*/false)
+                             use.getAllowTf32() && next.getAllowTf32())
                 .getResult();
         newStates.push_back(
             MatmulOp::create(builder, use.getLoc(), use.getType(),

@@ -45,18 +45,20 @@ func.func @run(%ps: tensor<?x3x8xf32>, %r0: tensor<3x2xf32>, %U: tensor<8x2xf32>
 
 // -----
 
-// W_hr stored [in, out] (weight_in_out): the product reads it as is.
+// W_hr stored [in, out] (weight_in_out): the product reads it as is. Both
+// matmuls allow TF32, so the product does too (the first case: only one
+// does, and the product is full precision).
 // CHECK-LABEL: rnn.cell @in_out
-// CHECK: rnn.matmul %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<8x4xf32> -> tensor<?x8xf32>
+// CHECK: rnn.matmul %{{.*}}, %{{.*}} allow_tf32 : tensor<?x4xf32>, tensor<8x4xf32> -> tensor<?x8xf32>
 // CHECK-LABEL: func.func @run_in_out
-// CHECK: rnn.matmul %arg2, %arg3 : tensor<8x2xf32>, tensor<4x2xf32> -> tensor<8x4xf32>
+// CHECK: rnn.matmul %arg2, %arg3 allow_tf32 : tensor<8x2xf32>, tensor<4x2xf32> -> tensor<8x4xf32>
 rnn.cell @in_out inputs(%p: tensor<?x8xf32>) states(%r: tensor<?x2xf32>)
     params(%U: tensor<8x2xf32>, %W_hr: tensor<4x2xf32>) -> (tensor<?x2xf32>) {
-  %ur = rnn.matmul %r, %U : tensor<?x2xf32>, tensor<8x2xf32> -> tensor<?x8xf32>
+  %ur = rnn.matmul %r, %U allow_tf32 : tensor<?x2xf32>, tensor<8x2xf32> -> tensor<?x8xf32>
   %g = rnn.add %p, %ur : tensor<?x8xf32>, tensor<?x8xf32>
   %a, %b = rnn.split %g : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x4xf32>
   %m = rnn.mul %a, %b : tensor<?x4xf32>, tensor<?x4xf32>
-  %rn = rnn.matmul %m, %W_hr weight_in_out : tensor<?x4xf32>, tensor<4x2xf32> -> tensor<?x2xf32>
+  %rn = rnn.matmul %m, %W_hr weight_in_out allow_tf32 : tensor<?x4xf32>, tensor<4x2xf32> -> tensor<?x2xf32>
   rnn.yield outputs(%rn : tensor<?x2xf32>) states(%rn : tensor<?x2xf32>)
 }
 func.func @run_in_out(%ps: tensor<?x3x8xf32>, %r0: tensor<3x2xf32>, %U: tensor<8x2xf32>, %W_hr: tensor<4x2xf32>) -> tensor<?x3x2xf32> {

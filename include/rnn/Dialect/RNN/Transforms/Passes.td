@@ -110,8 +110,8 @@ def CarryRecurrentProducts
     reads it only through `r·Uᵀ`: two dependent matmuls on every step's
     critical path. Since `r·Uᵀ = m·(U·W_hr)ᵀ`, the cell can carry `q = r·Uᵀ`
     as a state of its own and compute its next value from `m` with the
-    product `U·W_hr` (`[N, H]`, computed once per call from the parameters,
-    in full precision). Then both `m·W_hrᵀ` (the output and final state) and
+    product `U·W_hr` (`[N, H]`, computed once per call from the parameters;
+    with `allow_tf32` only if both matmuls it stands for have it). Then both `m·W_hrᵀ` (the output and final state) and
     `m·(U·W_hr)ᵀ` read `m`, so `rnn-concat-gate-matmuls` merges them: one
     GEMM per step instead of two in a row.
 
