@@ -128,7 +128,12 @@ std::string bufferizationPipeline() {
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
          "allow-return-allocs-from-loops},"
-         "buffer-results-to-out-params{modify-public-functions},canonicalize,"
+         // A result that a loop carries unchanged is its initial buffer;
+         // once canonicalisation says so, the buffer a result is computed in
+         // becomes the caller's: no final copy.
+         "canonicalize,"
+         "buffer-results-to-out-params{modify-public-functions},"
+         "compute-results-in-place,canonicalize,"
          "elide-buffer-copies,"
          "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness),"
          "hoist-loop-allocations";

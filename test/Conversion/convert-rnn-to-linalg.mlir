@@ -1,29 +1,29 @@
 // RUN: rnn-opt %s -split-input-file --convert-rnn-to-linalg | FileCheck %s
 
 // A scan is a loop over time around the inlined cell; the matmul is a marked
-// contraction; nothing of the rnn dialect is left. The state h is also the
-// output, so it lives in the output sequence: one extra row (row 0) holds
-// h0, step I reads row I and writes row I + 1, and the results are rows
-// 1..T and row T. Arguments belong to the caller: not writable.
+// contraction; nothing of the rnn dialect is left. The state h is carried in
+// its own tensor and computed into it; it is also the output, so the step's
+// generic writes it a second time, into its row of the output sequence (a
+// second output of the generic, inserted back where it was taken from):
+// bufferization then updates both in place and copies neither. Arguments
+// belong to the caller: not writable.
 // CHECK-LABEL: func.func @elman
 // CHECK-SAME: %arg1: tensor<?x4xf32> {bufferization.writable = false}
 // CHECK-NOT: rnn.
 // CHECK: %[[T:.*]] = tensor.dim %arg0, %c0
-// CHECK: %[[ROWS:.*]] = arith.addi %[[T]], %c1
-// CHECK: %[[EMPTY:.*]] = tensor.empty(%[[ROWS]], %{{.*}}) : tensor<?x?x4xf32>
-// CHECK: %[[WITH_H0:.*]] = tensor.insert_slice %arg1 into %[[EMPTY]][%c0{{.*}}, 0, 0]
-// CHECK: %[[SEQ:.*]] = scf.for %[[I:.*]] = %c0{{.*}} to %[[T]] step %c1{{.*}} iter_args(%[[YS:.*]] = %[[WITH_H0]])
-// CHECK: %[[NEXT:.*]] = arith.addi %[[I]], %c1
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?x4xf32>
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[I:.*]] = %c0{{.*}} to %[[T]] step %c1{{.*}} iter_args(%[[H:.*]] = %arg1, %[[YS:.*]] = %[[EMPTY]])
 // CHECK: tensor.extract_slice %arg0[%[[I]], 0, 0]
-// CHECK: %[[H:.*]] = tensor.extract_slice %[[YS]][%[[I]], 0, 0]
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK-SAME: rnn.gemm_weight_layout = 0 : i32
 // CHECK: linalg.generic {{.*}} ins(%[[H]], %arg3
-// CHECK: math.tanh
-// CHECK: tensor.insert_slice {{.*}} into %[[YS]][%[[NEXT]], 0, 0]
-// CHECK: scf.yield
-// CHECK: tensor.extract_slice %[[SEQ]][1, 0, 0] [%[[T]],
-// CHECK: tensor.extract_slice %[[SEQ]][%[[T]], 0, 0] [1,
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[YS]][%[[I]], 0, 0]
+// CHECK: %[[HN:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[ROW]] : tensor<?x4xf32>, tensor<?x4xf32>)
+// CHECK: %[[V:.*]] = math.tanh
+// CHECK: linalg.yield %[[V]], %[[V]] : f32, f32
+// CHECK: %[[BACK:.*]] = tensor.insert_slice %[[HN]]#1 into %[[YS]][%[[I]], 0, 0]
+// CHECK: scf.yield %[[HN]]#0, %[[BACK]]
+// CHECK: return %[[LOOP]]#1, %[[LOOP]]#0
 // CHECK-NOT: rnn.
 rnn.cell @cell inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
     params(%W: tensor<4x3xf32>, %U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
@@ -140,22 +140,17 @@ func.func @one_step(%x: tensor<2x4xf32>, %h: tensor<2x4xf32>) -> tensor<2x4xf32>
 
 // -----
 
-// A state that is not an output (c) is computed into its loop-carried
-// tensor, which bufferization can then update in place; the output state
-// of a reverse scan starts in the last row and step T-1-I reads the row
-// after the one it writes.
+// Every state is computed into its loop-carried tensor, which bufferization
+// can then update in place; in a reverse scan step I runs position
+// T - 1 - I, and the output row it writes is that position.
 // CHECK-LABEL: func.func @two_states_reverse
-// CHECK: %[[T:.*]] = tensor.dim %arg0, %c0
-// CHECK: tensor.insert_slice %arg1 into %{{.*}}[%[[T]], 0, 0]
-// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[C:.*]] = %arg2, %[[YS:.*]] = %{{.*}})
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[H:.*]] = %arg1, %[[C:.*]] = %arg2, %[[YS:.*]] = %{{.*}})
 // CHECK: %[[POS:.*]] = arith.subi %{{.*}}, %[[I]]
-// CHECK: %[[AFTER:.*]] = arith.addi %[[POS]], %c1
-// CHECK: tensor.extract_slice %[[YS]][%[[AFTER]], 0, 0]
 // CHECK: %[[CN:.*]] = linalg.generic {{.*}} outs(%[[C]] : tensor<?x4xf32>)
-// CHECK: %[[HN:.*]] = linalg.generic
-// CHECK: %[[ROW:.*]] = tensor.insert_slice %[[HN]] into %[[YS]][%[[POS]], 0, 0]
-// CHECK: scf.yield %[[CN]], %[[ROW]]
-// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0] [%[[T]],
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[YS]][%[[POS]], 0, 0]
+// CHECK: %[[HN:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[ROW]] :
+// CHECK: %[[BACK:.*]] = tensor.insert_slice %[[HN]]#1 into %[[YS]][%[[POS]], 0, 0]
+// CHECK: scf.yield %[[HN]]#0, %[[CN]], %[[BACK]]
 rnn.cell @acc2 inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>, %c: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
   %cn = rnn.add %x, %c : tensor<?x4xf32>, tensor<?x4xf32>
   %hn = rnn.mul %cn, %h : tensor<?x4xf32>, tensor<?x4xf32>
@@ -174,13 +169,13 @@ func.func @two_states_reverse(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %c0:
 // carried through the loop with the accumulated row written back where it
 // was read, so that bufferization updates it in place.
 // CHECK-LABEL: func.func @accumulating
-// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[PS:.*]] = %arg0, %{{.*}} = %{{.*}})
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%{{.*}} = %arg1, %[[PS:.*]] = %arg0, %{{.*}} = %{{.*}})
 // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[PS]][%[[I]], 0, 0]
 // CHECK-NOT: linalg.fill
 // CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%[[ROW]] : tensor<?x4xf32>)
 // CHECK-SAME: rnn.gemm_weight_layout
 // CHECK: %[[BACK:.*]] = tensor.insert_slice %[[G]] into %[[PS]][%[[I]], 0, 0]
-// CHECK: scf.yield %[[BACK]],
+// CHECK: scf.yield %{{.*}}, %[[BACK]],
 rnn.cell @acc_elman inputs(%p: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
     params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
   %g = rnn.matmul %h, %U acc %p : tensor<?x4xf32>, tensor<4x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>

@@ -96,6 +96,26 @@ def ElideBufferCopies : Pass<"elide-buffer-copies", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ComputeResultsInPlace
+    : Pass<"compute-results-in-place", "::mlir::ModuleOp"> {
+  let summary = "Computes a result in the caller's buffer instead of copying "
+                "it there at the end";
+  let description = [{
+    After `buffer-results-to-out-params`: a function that ends by copying a
+    buffer it allocated (`memref.alloc` in its entry block) into one of its
+    arguments, where that argument has no other use and the buffer no use
+    after the copy, uses the argument in place of the buffer from the
+    start; the allocation and the copy go away. The output sequence of a
+    scan is then written row by row straight into the caller's output, and
+    a final state lives in the caller's buffer from the start.
+
+    This relies on the C ABI's contract (docs/runtime.md): a result buffer
+    has the result's shape (the runtime checks it before the call, so a
+    buffer of dynamic shape qualifies) and does not overlap the arguments.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def HoistLoopAllocations
     : Pass<"hoist-loop-allocations", "::mlir::ModuleOp"> {
   let summary = "Allocates a loop's per-iteration scratch buffers once";

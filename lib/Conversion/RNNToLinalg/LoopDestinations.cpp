@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 
@@ -58,6 +59,95 @@ void reuseLoopCarriedDestinations(Operation *root) {
       init->set(destination);
     }
   });
+}
+
+/// `generic` with one more output, initialised by `init`, that receives the
+/// same value as its result `resultIndex`. Replaces `generic`.
+static linalg::GenericOp duplicateResult(linalg::GenericOp generic,
+                                         unsigned resultIndex, Value init) {
+  OpBuilder b(generic);
+  SmallVector<Value> inits(generic.getDpsInits());
+  inits.push_back(init);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  maps.push_back(maps[generic.getNumDpsInputs() + resultIndex]);
+  SmallVector<Type> resultTypes(generic.getResultTypes());
+  resultTypes.push_back(init.getType());
+  auto widened = linalg::GenericOp::create(b, generic.getLoc(), resultTypes,
+                                           generic.getDpsInputs(), inits, maps,
+                                           generic.getIteratorTypesArray());
+  widened->setDiscardableAttrs(generic->getDiscardableAttrDictionary());
+  Region &region = widened.getRegion();
+  region.takeBody(generic.getRegion());
+  Block &body = region.front();
+  body.addArgument(cast<ShapedType>(init.getType()).getElementType(),
+                   generic.getLoc());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  SmallVector<Value> values(yield.getValues());
+  values.push_back(values[resultIndex]);
+  OpBuilder yb(yield);
+  linalg::YieldOp::create(yb, yield.getLoc(), values);
+  yield.erase();
+  generic->replaceAllUsesWith(
+      widened.getResults().take_front(generic.getNumResults()));
+  generic.erase();
+  return widened;
+}
+
+void writeSequenceRowsInPlace(Operation *root) {
+  SmallVector<tensor::InsertSliceOp> inserts;
+  root->walk([&](tensor::InsertSliceOp insert) {
+    auto dest = dyn_cast<BlockArgument>(insert.getDest());
+    if (dest && isa<scf::ForOp>(dest.getOwner()->getParentOp()))
+      inserts.push_back(insert);
+  });
+  for (tensor::InsertSliceOp insert : inserts) {
+    auto result = dyn_cast<OpResult>(insert.getSource());
+    auto generic =
+        result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
+    if (!generic || result.hasOneUse() ||
+        generic->getBlock() != insert->getBlock())
+      continue;
+    // Only a result that goes to a buffer of its own (a state, a fresh
+    // tensor): a row already computed in place (an accumulated projection
+    // row) is its own destination.
+    Value init = generic.getDpsInitOperand(result.getResultNumber())->get();
+    if (!isa<BlockArgument>(init) && !init.getDefiningOp<tensor::EmptyOp>())
+      continue;
+    // The row's position must exist where the generic runs; its sizes are
+    // the leading unit dimensions and the result's own.
+    auto ready = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || def->getBlock() != generic->getBlock() ||
+             def->isBeforeInBlock(generic);
+    };
+    int64_t leading =
+        insert.getDestType().getRank() - insert.getSourceType().getRank();
+    SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
+    bool unitLeading = llvm::all_of(
+        ArrayRef(sizes).take_front(leading),
+        [](OpFoldResult size) { return isConstantIntValue(size, 1); });
+    if (!unitLeading || !llvm::all_of(insert.getOffsets(), ready) ||
+        !llvm::all_of(insert.getStrides(), ready) ||
+        init.getType() != insert.getSourceType())
+      continue;
+    OpBuilder b(generic);
+    SmallVector<OpFoldResult> rowSizes(leading, b.getIndexAttr(1));
+    llvm::append_range(rowSizes,
+                       tensor::getMixedSizes(b, insert.getLoc(), init));
+    Value row = tensor::ExtractSliceOp::create(
+        b, insert.getLoc(), insert.getSourceType(), insert.getDest(),
+        insert.getMixedOffsets(), rowSizes, insert.getMixedStrides());
+    linalg::GenericOp widened =
+        duplicateResult(generic, result.getResultNumber(), row);
+    // The same slice as the row read, so bufferization sees the row written
+    // back where it came from.
+    OpBuilder ib(insert);
+    auto rewritten = tensor::InsertSliceOp::create(
+        ib, insert.getLoc(), widened.getResults().back(), insert.getDest(),
+        insert.getMixedOffsets(), rowSizes, insert.getMixedStrides());
+    insert.replaceAllUsesWith(rewritten.getResult());
+    insert.erase();
+  }
 }
 
 void markArgumentsReadOnly(Operation *root) {

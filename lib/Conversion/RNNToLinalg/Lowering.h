@@ -71,6 +71,13 @@ mlir::LogicalResult lowerStep(StepOp step, CellOp cell);
 /// update loop state in place.
 void reuseLoopCarriedDestinations(mlir::Operation *root);
 
+/// Where a loop writes the result of a linalg.generic into a row of a
+/// loop-carried sequence and also uses it otherwise (a state that is also
+/// an output: the LSTM's and the GRU's h), the generic gets a second output
+/// that is that row: the kernel stores the value twice, into the state and
+/// into the sequence, and bufferization needs no copy per step.
+void writeSequenceRowsInPlace(mlir::Operation *root);
+
 /// Marks the tensor arguments of every function with a body
 /// `bufferization.writable = false`: bufferization copies before writing
 /// into them.

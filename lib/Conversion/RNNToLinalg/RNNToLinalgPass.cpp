@@ -59,6 +59,7 @@ struct ConvertRNNToLinalgPass
       op->erase();
     }
     lowering::reuseLoopCarriedDestinations(module);
+    lowering::writeSequenceRowsInPlace(module);
     lowering::markArgumentsReadOnly(module);
   }
 };

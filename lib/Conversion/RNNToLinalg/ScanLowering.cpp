@@ -79,28 +79,6 @@ static Value selectRows(OpBuilder &b, Location loc, Value position,
   return generic.getResult(0);
 }
 
-/// A state that the cell also yields as an output (h in the LSTM and the
-/// GRU) lives in the output sequence itself: the sequence gets one extra row
-/// for the initial state, and step t reads its state from the row the
-/// previous step wrote. Each step then writes its output once, in place,
-/// where carrying the state separately would cost a fresh state buffer and a
-/// copy into the sequence per step. With lengths a finished row's state and
-/// output differ, so only scans without lengths do this.
-static SmallVector<int> findSequenceCarriedStates(ScanOp scan, CellOp cell) {
-  YieldOp yield = cell.getYield();
-  SmallVector<int> outputOfState(yield.getStates().size(), -1);
-  if (scan.getLengths())
-    return outputOfState;
-  llvm::SmallDenseSet<unsigned> taken;
-  for (auto [state, stateValue] : llvm::enumerate(yield.getStates()))
-    for (auto [output, outputValue] : llvm::enumerate(yield.getOutputs()))
-      if (stateValue == outputValue && taken.insert(output).second) {
-        outputOfState[state] = output;
-        break;
-      }
-  return outputOfState;
-}
-
 /// The row `row` of `sequence` ([T, ...] -> [...] of `rowType`).
 static Value extractRow(OpBuilder &b, Location loc, Value sequence, Value row,
                         RankedTensorType rowType) {
@@ -166,27 +144,14 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   bool reverse = scan.getReverse();
   size_t numStates = scan.getInit().size();
-  size_t numOutputs = scan.getOutputs().size();
 
-  SmallVector<int> outputOfState = findSequenceCarriedStates(scan, cell);
-  SmallVector<int> stateOfOutput(numOutputs, -1);
-  for (auto [state, output] : llvm::enumerate(outputOfState))
-    if (output >= 0)
-      stateOfOutput[output] = state;
-
-  // Loop-carried values: the states that are not in a sequence, then every
-  // output sequence. Outputs start empty and every step writes its slice
-  // (zeros for rows past their length); a sequence that carries a state has
-  // one more row, holding the initial state at the end where the walk
-  // starts.
-  SmallVector<Value> iterInit;
-  SmallVector<int> iterIndexOfState(numStates, -1);
-  for (auto [state, init] : llvm::enumerate(scan.getInit()))
-    if (outputOfState[state] < 0) {
-      iterIndexOfState[state] = iterInit.size();
-      iterInit.push_back(init);
-    }
-  size_t numStatesCarried = iterInit.size();
+  // Loop-carried values: the states, the projected input sequences that the
+  // recurrent GEMM accumulates onto, then every output sequence. Outputs
+  // start empty and every step writes its row (zeros for rows past their
+  // length). A state that is also an output (h) is written twice by the
+  // step's kernel, into its own tensor and into the row (see
+  // writeSequenceRowsInPlace), so bufferization copies neither.
+  SmallVector<Value> iterInit(scan.getInit().begin(), scan.getInit().end());
   SmallVector<unsigned> accumulated;
   for (auto [index, sequence] : llvm::enumerate(scan.getInputs()))
     if (isAccumulatedInput(cell, index)) {
@@ -194,26 +159,9 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
       iterInit.push_back(sequence);
     }
   size_t numCarried = iterInit.size();
-  Value stepsPlusOne = arith::AddIOp::create(b, loc, steps, one);
-  for (auto [output, result] : llvm::enumerate(scan.getOutputs())) {
-    auto type = cast<RankedTensorType>(result.getType());
-    int state = stateOfOutput[output];
-    if (state < 0) {
-      iterInit.push_back(emptyLike(b, loc, type, scan.getInputs()));
-      continue;
-    }
-    SmallVector<int64_t> shape(type.getShape());
-    SmallVector<Value> sizes = dynamicSizes(b, loc, type, scan.getInputs());
-    if (type.isDynamicDim(0))
-      sizes.front() = stepsPlusOne;
-    else
-      shape.front() += 1;
-    Value sequence =
-        tensor::EmptyOp::create(b, loc, shape, type.getElementType(), sizes);
-    Value initRow = reverse ? steps : zero;
-    Value init = castTo(b, loc, scan.getInit()[state], rowTypeOf(type));
-    iterInit.push_back(insertRow(b, loc, init, sequence, initRow));
-  }
+  for (Value result : scan.getOutputs())
+    iterInit.push_back(emptyLike(
+        b, loc, cast<RankedTensorType>(result.getType()), scan.getInputs()));
 
   auto loop = scf::ForOp::create(
       b, loc, zero, steps, one, iterInit,
@@ -223,11 +171,7 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
           Value last = arith::SubIOp::create(lb, l, steps, one);
           t = arith::SubIOp::create(lb, l, last, i);
         }
-        // In a sequence with the initial state's row, step t reads row
-        // t (forward) or t + 1 (reverse) and writes the other one.
-        Value tPlusOne = arith::AddIOp::create(lb, l, t, one);
-        Value readRow = reverse ? tPlusOne : t;
-        Value writeRow = reverse ? t : tPlusOne;
+        ValueRange states = iterArgs.take_front(numStates);
         ValueRange sequences = iterArgs.drop_front(numCarried);
 
         SmallVector<Value> arguments;
@@ -235,27 +179,17 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
           Value sequence = input;
           auto carried = llvm::find(accumulated, index);
           if (carried != accumulated.end())
-            sequence =
-                iterArgs[numStatesCarried + (carried - accumulated.begin())];
+            sequence = iterArgs[numStates + (carried - accumulated.begin())];
           arguments.push_back(
               extractRow(lb, l, sequence, t, rowTypeOf(sequence.getType())));
         }
-        for (size_t state = 0; state < numStates; ++state) {
-          int output = outputOfState[state];
-          arguments.push_back(
-              output < 0 ? iterArgs[iterIndexOfState[state]]
-                         : extractRow(lb, l, sequences[output], readRow,
-                                      rowTypeOf(sequences[output].getType())));
-        }
+        llvm::append_range(arguments, states);
         llvm::append_range(arguments, scan.getParams());
         auto [outputs, newStates] = inlineCell(lb, l, cell, arguments);
 
         SmallVector<Value> yielded;
-        for (size_t state = 0; state < numStates; ++state) {
-          if (outputOfState[state] >= 0)
-            continue;
-          Value old = iterArgs[iterIndexOfState[state]];
-          Value next = castTo(lb, l, newStates[state], old.getType());
+        for (auto [old, state] : llvm::zip(states, newStates)) {
+          Value next = castTo(lb, l, state, old.getType());
           if (Value lengths = scan.getLengths())
             next = selectRows(lb, l, t, lengths, next, old,
                               cast<RankedTensorType>(old.getType()));
@@ -263,58 +197,29 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
         }
         // The accumulated rows go back where they came from.
         for (auto [position, index] : llvm::enumerate(accumulated)) {
-          Value sequence = iterArgs[numStatesCarried + position];
+          Value sequence = iterArgs[numStates + position];
           MatmulOp matmul = accumulatorUser(arguments[index]);
           assert(matmul && "the inlined cell accumulates onto the row");
           RankedTensorType rowType = rowTypeOf(sequence.getType());
           yielded.push_back(insertRow(
               lb, l, castTo(lb, l, matmul.getResult(), rowType), sequence, t));
         }
-        for (auto [index, sequence, output] :
-             llvm::enumerate(sequences, outputs)) {
+        for (auto [sequence, output] : llvm::zip(sequences, outputs)) {
           RankedTensorType rowType = rowTypeOf(sequence.getType());
           Value row = castTo(lb, l, output, rowType);
           if (Value lengths = scan.getLengths())
             row = selectRows(lb, l, t, lengths, row, Value(), rowType);
-          Value position = stateOfOutput[index] < 0 ? t : writeRow;
-          yielded.push_back(insertRow(lb, l, row, sequence, position));
+          yielded.push_back(insertRow(lb, l, row, sequence, t));
         }
         scf::YieldOp::create(lb, l, yielded);
       });
 
-  // Results: the output sequences (without the initial state's row) and the
-  // final states (the row the last step wrote).
+  // Results: the output sequences, then the final states.
   b.setInsertionPointAfter(loop);
-  SmallVector<Value> replacements;
-  ValueRange sequences = loop.getResults().drop_front(numCarried);
-  for (auto [index, sequence, result] :
-       llvm::enumerate(sequences, scan.getOutputs())) {
-    if (stateOfOutput[index] < 0) {
-      replacements.push_back(sequence);
-      continue;
-    }
-    auto type = cast<RankedTensorType>(result.getType());
-    SmallVector<OpFoldResult> offsets{reverse ? b.getIndexAttr(0)
-                                              : b.getIndexAttr(1),
-                                      b.getIndexAttr(0), b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{OpFoldResult(steps)};
-    llvm::append_range(sizes, mixedSizes(b, loc, rowTypeOf(type), sequence, 1));
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    replacements.push_back(tensor::ExtractSliceOp::create(
-        b, loc, type, sequence, offsets, sizes, strides));
-  }
-  for (auto [state, result] : llvm::enumerate(scan.getFinalStates())) {
-    int output = outputOfState[state];
-    if (output < 0) {
-      replacements.push_back(loop.getResult(iterIndexOfState[state]));
-      continue;
-    }
-    Value sequence = sequences[output];
-    Value finalRow = reverse ? zero : steps;
-    Value row =
-        extractRow(b, loc, sequence, finalRow, rowTypeOf(sequence.getType()));
-    replacements.push_back(castTo(b, loc, row, result.getType()));
-  }
+  SmallVector<Value> replacements(loop.getResults().drop_front(numCarried));
+  for (auto [state, result] : llvm::enumerate(scan.getFinalStates()))
+    replacements.push_back(
+        castTo(b, loc, loop.getResult(state), result.getType()));
   scan.replaceAllUsesWith(replacements);
   scan.erase();
   return success();
