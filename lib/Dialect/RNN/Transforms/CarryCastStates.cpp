@@ -1,11 +1,13 @@
 //===- CarryCastStates.cpp - Cast a state where it is computed ------------===//
 //
-// A bf16 LSTM keeps h in f32 and casts it to bf16 for the recurrent matmul
-// at the start of every step: a pointwise kernel of its own, between the
-// previous step's fused kernel and the GEMM. Carrying the cast value as a
-// state of its own moves the cast to the end of the step, where it joins
+// A bf16 LSTM or GRU keeps h in f32 and casts it to bf16 for the recurrent
+// matmul at the start of every step: a pointwise kernel of its own, between
+// the previous step's fused kernel and the GEMM. Carrying the cast value as
+// a state of its own moves the cast to the end of the step, where it joins
 // the fused kernel that computes h: one kernel per step less, and the
-// values are the same (a cast is a cast wherever it runs).
+// values are the same (a cast is a cast wherever it runs). Where the cell
+// also reads h itself (the GRU), both are carried: the kernel stores h
+// twice, which costs far less than a launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +27,16 @@ using namespace rnn;
 
 namespace {
 
-/// The type every use of `state` casts it to, when all its uses are casts
-/// to one type; null otherwise.
-Type castOnlyType(BlockArgument state) {
+/// The type that every cast of `state` casts it to, when there is at least
+/// one cast and all casts agree; null otherwise. Other reads of the state
+/// (a GRU's z⊙h) keep reading it.
+Type castType(BlockArgument state) {
   Type target;
   for (Operation *user : state.getUsers()) {
     auto cast = dyn_cast<CastOp>(user);
-    if (!cast || (target && cast.getType() != target))
+    if (!cast)
+      continue;
+    if (target && cast.getType() != target)
       return {};
     target = cast.getType();
   }
@@ -51,7 +56,7 @@ struct CarryCastStatesPass
     for (CellOp cell : cells) {
       SmallVector<std::pair<BlockArgument, Type>> candidates;
       for (BlockArgument state : cell.getStateArgs())
-        if (Type target = castOnlyType(state))
+        if (Type target = castType(state))
           candidates.push_back({state, target});
       if (candidates.empty())
         continue;
@@ -70,6 +75,8 @@ struct CarryCastStatesPass
                   .getResult();
             });
         for (Operation *user : llvm::make_early_inc_range(state.getUsers())) {
+          if (!isa<CastOp>(user))
+            continue;
           user->getResult(0).replaceAllUsesWith(carried);
           user->erase();
         }

@@ -30,10 +30,15 @@ func.func @run(%ps: tensor<?x3x4xf32>, %h0: tensor<3x4xf32>, %U: tensor<4x4xbf16
 
 // -----
 
-// A state also read directly keeps its reads (the cast stays where it is).
+// A state also read directly (a GRU's z⊙h) keeps those reads and still gets
+// the companion for the matmul: the cast moves to the end of the step.
 // CHECK-LABEL: rnn.cell @read_directly
-// CHECK-SAME: states(%{{[^:]*}}: tensor<?x4xf32>) params
-// CHECK: rnn.cast
+// CHECK-SAME: states(%[[H:[^:]*]]: tensor<?x4xf32>, %[[H16:[^:]*]]: tensor<?x4xbf16>) params
+// CHECK-NOT: rnn.cast %[[H]]
+// CHECK: rnn.matmul %[[H16]], %{{.*}} : tensor<?x4xbf16>
+// CHECK: %[[S:.*]] = rnn.add %{{.*}}, %[[H]]
+// CHECK: %[[S16:.*]] = rnn.cast %[[S]] : tensor<?x4xf32> to tensor<?x4xbf16>
+// CHECK: rnn.yield outputs(%[[S]] : tensor<?x4xf32>) states(%[[S]], %[[S16]] :
 rnn.cell @read_directly inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
     params(%U: tensor<4x4xbf16>) -> (tensor<?x4xf32>) {
   %h16 = rnn.cast %h : tensor<?x4xf32> to tensor<?x4xbf16>
@@ -44,5 +49,27 @@ rnn.cell @read_directly inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
 func.func @run2(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %U: tensor<4x4xbf16>) -> tensor<?x?x4xf32> {
   %ys, %hT = rnn.scan @read_directly inputs(%xs : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
       params(%U : tensor<4x4xbf16>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys : tensor<?x?x4xf32>
+}
+
+// -----
+
+// Casts to two types: no single companion type, the cell is left alone.
+// CHECK-LABEL: rnn.cell @two_types
+// CHECK-SAME: states(%{{[^:]*}}: tensor<?x4xf32>) params
+// CHECK: rnn.cast
+// CHECK: rnn.cast
+rnn.cell @two_types inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xbf16>, %V: tensor<4x4xf16>) -> (tensor<?x4xf32>) {
+  %h16 = rnn.cast %h : tensor<?x4xf32> to tensor<?x4xbf16>
+  %hh = rnn.cast %h : tensor<?x4xf32> to tensor<?x4xf16>
+  %g = rnn.matmul %h16, %U : tensor<?x4xbf16>, tensor<4x4xbf16> -> tensor<?x4xf32>
+  %k = rnn.matmul %hh, %V : tensor<?x4xf16>, tensor<4x4xf16> -> tensor<?x4xf32>
+  %s = rnn.add %g, %k : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%s : tensor<?x4xf32>) states(%s : tensor<?x4xf32>)
+}
+func.func @run3(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %U: tensor<4x4xbf16>, %V: tensor<4x4xf16>) -> tensor<?x?x4xf32> {
+  %ys, %hT = rnn.scan @two_types inputs(%xs : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      params(%U, %V : tensor<4x4xbf16>, tensor<4x4xf16>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
   return %ys : tensor<?x?x4xf32>
 }

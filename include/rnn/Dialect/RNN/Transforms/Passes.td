@@ -80,11 +80,12 @@ def AccumulateIntoProjection
 }
 
 def CarryCastStates : Pass<"rnn-carry-cast-states", "::mlir::ModuleOp"> {
-  let summary = "Carries a state that is only read through a cast in the cast type";
+  let summary = "Carries a state that is read through a cast in the cast type too";
   let description = [{
-    A state that the cell reads only through `rnn.cast` to one type (the f32
-    h of a bf16 LSTM, cast for its bf16 recurrent matmul) gets a companion
-    state of that type: the cell reads the companion instead of casting,
+    A state that the cell casts with `rnn.cast`, always to one type (the f32
+    h of a bf16 LSTM or GRU, cast for its bf16 recurrent matmul), gets a
+    companion state of that type: the cell reads the companion instead of
+    casting (other reads, such as a GRU's `z⊙h`, keep reading the state),
     and yields the cast of the state's new value as the companion's next
     value. Every application passes the cast of the initial state as the
     companion's initial value and gets one more final state, which nothing
