@@ -2,8 +2,8 @@
 # Here (the build machine): builds saved CUDA models made with the Python DSL into
 # build/gpu/dsl/<model>/ (rnn.RNN(..., device="cuda").save): the zoo LSTM (I=32, H=48,
 # 2 layers, bidirectional), the zoo GRU (I=32, H=48, 1 layer) and the tutorial's custom
-# cell of docs/python.md (leaky_gru, I=32, H=48), and every zoo cell at H=300, with
-# deterministic random weights.
+# cell of docs/python.md (leaky_gru, I=32, H=48), and every zoo cell at H=300 (in
+# float32, and with bf16 matmuls), with deterministic random weights.
 # bench/dsl-gpu-run.sh checks them there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,10 +48,14 @@ models = {
 # threads and not a multiple of it, layer norms over 1200 features), checked
 # against the float64 references of test/python/reference.py.
 WIDE = 300
+# And each again with bf16 matmuls (bf16 operands, f32 accumulation, state
+# and pointwise math: matmul_dtype="bfloat16"), checked with bf16's tolerance.
 for name, cell in rnn.zoo.CELLS.items():
     extra = {"proj_size": WIDE // 2} if name == "lstmp" else {}
-    models[f"zoo_{name}"] = rnn.RNN(cell, WIDE if name == "sru" else 64, WIDE,
-                                    device="cuda", seed=4, **extra)
+    for suffix, mm in (("", None), ("_bf16", "bfloat16")):
+        models[f"zoo_{name}{suffix}"] = rnn.RNN(cell, WIDE if name == "sru" else 64, WIDE,
+                                                device="cuda", seed=4, matmul_dtype=mm,
+                                                **extra)
 for i, (name, m) in enumerate(models.items()):
     randomize(m, 100 + i)
     assert "allow_tf32" not in m.mlir, name

@@ -269,6 +269,10 @@ class RNN:
       sizes: other sizes the cell uses, by Dim name (e.g. {"P": 12}).
       proj_size: PyTorch's name for sizes={"P": proj_size} (rnn.zoo.lstmp).
       optimize: run the rnn-optimize pipeline (default True).
+      matmul_dtype: None (default: matmuls in the model's dtype), or "bfloat16" /
+        "float16" for a float32 model: every matmul reads its operands rounded to that
+        type and accumulates in float32 (rnn-compile --matmul-type); states, outputs and
+        the pointwise math stay float32. Parameters are still given in float32.
       seed: seed of the parameter initialisation (PyTorch's uniform(-1/sqrt(H), 1/sqrt(H))).
 
     Calling it: `output, h_n = model(x, hx=None, lengths=None)`; with several states
@@ -277,7 +281,7 @@ class RNN:
 
     def __init__(self, cell, input_size, hidden_size, num_layers=1, bidirectional=False,
                  batch_first=False, dtype="float32", device="cpu", sizes=None, proj_size=0,
-                 optimize=True, seed=None):
+                 optimize=True, seed=None, matmul_dtype=None):
         if not isinstance(cell, Cell):
             raise TypeError(f"cell must be an rnn.Cell (a function decorated with @rnn.cell), "
                             f"got {type(cell).__name__}")
@@ -288,6 +292,14 @@ class RNN:
                             "(numpy has no bfloat16 and the CPU cells compute in float32 or "
                             "float64); use float32 or float64")
         device = _normalize_device(device)
+        matmul_type = None if matmul_dtype is None else normalize_dtype(matmul_dtype)
+        if matmul_type == dt:
+            matmul_type = None
+        if matmul_type is not None and (matmul_type not in ("bf16", "f16") or dt != "f32"):
+            raise TypeError(f"matmul_dtype {DTYPE_LONG[matmul_type]} with dtype "
+                            f"{DTYPE_LONG[dt]}: reduced-precision matmuls are bfloat16 or "
+                            "float16 in a float32 model")
+        self._matmul_type = matmul_type
         sizes = dict(sizes or {})
         if proj_size:
             sizes["P"] = int(proj_size)
@@ -344,6 +356,8 @@ class RNN:
                 f"hidden_size={hidden_size}, num_layers={num_layers}, "
                 f"bidirectional={bool(bidirectional)}, dtype={DTYPE_LONG[dt]})")
         extra = ("--target=cuda",) if self.is_cuda else ()
+        if self._matmul_type:
+            extra += (f"--matmul-type={self._matmul_type}",)
         try:
             path, hit = _cache.compile_cached(self.mlir, optimize=self._optimize,
                                               extra_args=extra)
@@ -570,7 +584,11 @@ class RNN:
         return (f"rnn.RNN({s.cell_name}, input_size={s.input_size}, "
                 f"hidden_size={s.hidden_size}{extra}, num_layers={s.num_layers}, "
                 f"bidirectional={s.bidirectional}, batch_first={s.batch_first}, "
-                f"dtype={self.dtype})")
+                f"dtype={self.dtype}{self._matmul_repr()})")
+
+    def _matmul_repr(self):
+        mm = getattr(self, "_matmul_type", None)
+        return f", matmul_dtype={DTYPE_LONG[mm]}" if mm else ""
 
     def _check_params(self):
         if self.is_cuda:
@@ -906,6 +924,7 @@ class RNN:
             "params": "params.npz", "ir": "model.mlir",
             "functions": {"forward": FUNC, "forward_lengths": FUNC_LENGTHS},
             "device": self._device, "torch_bias": self._torch_bias,
+            "matmul_dtype": getattr(self, "_matmul_type", None),
             "spec": self._spec.to_json(),
             "param_keys": [k for k, *_ in self._keys()],
         }
@@ -938,6 +957,7 @@ def load(directory):
     m._device = manifest.get("device", "cpu")
     m._optimize = None
     m._torch_bias = manifest.get("torch_bias", True)
+    m._matmul_type = manifest.get("matmul_dtype")
     m.cell = None
     m._traced = []
     ir = d / manifest.get("ir", "model.mlir")

@@ -7,9 +7,11 @@ import ctypes
 import numpy as np
 import pytest
 
+import reference
 import rnn
 from rnn.runtime import RnnTensor, load_runtime
-from conftest import TEST_DIR
+from conftest import EXAMPLES_DIR, TEST_DIR
+from test_examples import ARGS, make_args, rel_err, seed_of
 
 
 def to_bf16_bits(a):
@@ -63,3 +65,49 @@ def test_bf16_state_cast(tmp_path, optimize):
     err = np.max(np.abs(ys - expected)) / np.max(np.abs(expected))
     assert err <= 1e-5, f"max rel err {err:.3g}"
     assert np.max(np.abs(hT - h)) / np.max(np.abs(h)) <= 1e-5
+
+
+# --matmul-type=bf16 / rnn.RNN(matmul_dtype=...): models written in float32 whose
+# matmuls read bf16 operands. The result must be within bf16's precision of the
+# float64 reference, and measurably not float32 (else nothing was rounded).
+BF16_MATMUL_RTOL = 3e-2
+
+
+@pytest.mark.parametrize("example", sorted(ARGS))
+def test_examples_with_bf16_matmuls(tmp_path, example):
+    lib = rnn.compile_mlir(EXAMPLES_DIR / f"{example}.mlir", tmp_path / f"{example}.so",
+                           extra_args=["--matmul-type=bf16"])
+    model = rnn.Model(lib)
+    func, ref_fn = reference.EXAMPLES[example]
+    worst = 0.0
+    for T, B in [(7, 3), (5, 1)]:
+        args = make_args(example, T, B, seed_of(example, T, B))
+        outs = model(func, *args)
+        refs = ref_fn(*[a.astype(np.float64) for a in args])
+        worst = max(worst, max(rel_err(o, r) for o, r in zip(outs, refs)))
+    model.close()
+    assert 1e-4 < worst <= BF16_MATMUL_RTOL, f"{example}: max rel err {worst:.3g}"
+
+
+def test_dsl_matmul_dtype(tmp_path):
+    x = np.random.default_rng(0).standard_normal((6, 2, 8)).astype(np.float32)
+    exact = rnn.RNN(rnn.zoo.gru, 8, 16, seed=1)
+    mixed = rnn.RNN(rnn.zoo.gru, 8, 16, seed=1, matmul_dtype="bfloat16")
+    assert "matmul_dtype=bfloat16" in repr(mixed)
+    assert "matmul_dtype" not in repr(exact)
+    y, _ = exact(x)
+    y16, _ = mixed(x)
+    err = np.max(np.abs(y16 - y)) / np.max(np.abs(y))
+    assert 1e-4 < err <= BF16_MATMUL_RTOL, f"max rel err {err:.3g}"
+    loaded = rnn.load(mixed.save(tmp_path / "gru16"))
+    assert "matmul_dtype=bfloat16" in repr(loaded)
+    np.testing.assert_array_equal(loaded(x)[0], y16)
+
+
+def test_dsl_matmul_dtype_errors():
+    with pytest.raises(TypeError, match="reduced-precision matmuls are bfloat16 or float16"):
+        rnn.RNN(rnn.zoo.gru, 8, 16, dtype="float64", matmul_dtype="bfloat16")
+    with pytest.raises(TypeError, match="reduced-precision matmuls"):
+        rnn.RNN(rnn.zoo.gru, 8, 16, matmul_dtype="float64")
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        rnn.RNN(rnn.zoo.gru, 8, 16, matmul_dtype="int8")

@@ -2,6 +2,7 @@
 //
 //   rnn-compile [--target=cpu|cuda] [--gpu-chip=sm_90a]
 //               [--emit=mlir|llvm|obj|so] [--no-optimize] [-O0..3]
+//               [--matmul-type=f32|bf16|f16]
 //               model.mlir -o model.so
 //
 // Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect (for
@@ -54,6 +55,12 @@ static cl::opt<Emit>
                     clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
                     clEnumValN(Emit::Obj, "obj", "an object file"),
                     clEnumValN(Emit::SO, "so", "a shared library (default)")));
+static cl::opt<std::string> matmulType(
+    "matmul-type",
+    cl::desc("Operand type of every f32 matmul: f32 (default), or bf16 / "
+             "f16 with f32 accumulation (states and pointwise math stay "
+             "f32)"),
+    cl::init("f32"));
 static cl::opt<bool> noOptimize("no-optimize",
                                 cl::desc("Skip the rnn-optimize pipeline"),
                                 cl::init(false));
@@ -142,6 +149,17 @@ int main(int argc, char **argv) {
       return fail("cannot write " + outputFile + ": " + ec.message());
   }
 
+  if (matmulType != "f32") {
+    if (matmulType != "bf16" && matmulType != "f16")
+      return fail("--matmul-type must be f32, bf16 or f16, not '" + matmulType +
+                  "'");
+    PassManager pm(&context);
+    rnn::ReduceMatmulPrecisionOptions options;
+    options.elementType = matmulType;
+    pm.addPass(rnn::createReduceMatmulPrecision(options));
+    if (failed(pm.run(*module)))
+      return fail("rnn-reduce-matmul-precision failed");
+  }
   if (!noOptimize) {
     PassManager pm(&context);
     rnn::buildOptimizePipeline(pm, rnn::OptimizePipelineOptions());

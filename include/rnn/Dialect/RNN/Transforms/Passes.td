@@ -138,6 +138,30 @@ def CarryRecurrentProducts
   ];
 }
 
+def ReduceMatmulPrecision
+    : Pass<"rnn-reduce-matmul-precision", "::mlir::ModuleOp"> {
+  let summary = "Runs f32 matmuls on bf16 or f16 operands, accumulating in f32";
+  let description = [{
+    Mixed precision for a model written in f32: every `rnn.matmul` whose
+    operands are f32 reads them cast to `element-type` (`bf16` or `f16`),
+    and still produces (and accumulates in) f32; `allow_tf32` is dropped, as
+    it only concerns f32 operands. States, outputs and all pointwise math
+    stay f32. Run before `rnn-optimize`, which then casts the weights once
+    per call outside the loop (parameter-only), the input sequence with the
+    hoisted projection, and a state where it is computed
+    (`rnn-carry-cast-states`). `rnn-compile --matmul-type=bf16` runs it.
+  }];
+  let options = [
+    Option<"elementType", "element-type", "std::string", "\"bf16\"",
+           "Operand type of the matmuls: bf16 or f16">
+  ];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numReduced", "matmuls-reduced",
+              "Matmuls now reading reduced-precision operands">
+  ];
+}
+
 def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
   let description = [{
