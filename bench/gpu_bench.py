@@ -197,36 +197,69 @@ def compiled_baseline(kind, args, layers, bf16):
     return forward, time.time() - start
 
 
+def cuda_runtime():
+    """librnn_runtime_cuda.so (beside RNN_RUNTIME_LIB), for its rnn_cuda_gemm."""
+    path = os.path.join(os.path.dirname(os.environ["RNN_RUNTIME_LIB"]),
+                        "librnn_runtime_cuda.so")
+    lib = ctypes.CDLL(path)
+    lib.rnn_cuda_set_stream.argtypes = [ctypes.c_void_p]
+    lib.rnn_cuda_gemm.argtypes = [ctypes.c_int32] * 3 + [ctypes.c_int64] * 9
+    lib.rnn_cuda_take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.rnn_cuda_take_error.restype = ctypes.c_int32
+    return lib
+
+
 def breakdown(kind, args, T, bf16):
-    """The cuBLAS GEMMs of one layer alone, as our model issues them (TF32
-    for fp32): the input projection over the whole sequence, and the T
-    recurrent GEMMs captured in one CUDA graph. In ms."""
-    prev = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
-    try:
-        xs = args[0]
-        nstates = 1 if cell_of(kind) == "gru" else 2
-        W, U = args[1 + nstates], args[2 + nstates]
-        x2 = xs.reshape(-1, xs.shape[-1])
-        proj_out = torch.empty(x2.shape[0], W.shape[0], device="cuda",
-                               dtype=torch.float32 if not bf16 else torch.bfloat16)
-        projection = time_ms(lambda: torch.matmul(x2, W.t(), out=proj_out))
-        h = args[1].to(U.dtype)
-        out = torch.empty(h.shape[0], U.shape[0], device="cuda", dtype=proj_out.dtype)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                torch.matmul(h, U.t(), out=out)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(T):
-                torch.matmul(h, U.t(), out=out)
-        recurrent = time_ms(graph.replay)
-        return projection, recurrent
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = prev
+    """The cuBLAS GEMMs of one layer alone, issued through our runtime's
+    rnn_cuda_gemm exactly as the model issues them (its operand types, f32
+    results, TF32 for fp32): the input projection over the whole sequence,
+    and the T recurrent GEMMs (accumulating onto the projection rows for the
+    LSTM, into a scratch buffer for the GRU) captured in one CUDA graph.
+    In ms."""
+    lib = cuda_runtime()
+    xs = args[0]
+    gru = cell_of(kind) == "gru"
+    nstates = 1 if gru else 2
+    W, U = args[1 + nstates], args[2 + nstates]
+    ab = 2 if bf16 else 0
+    tf32 = 0 if bf16 else 2
+    x2 = xs.reshape(-1, xs.shape[-1])
+    G, I, H, B = W.shape[0], W.shape[1], U.shape[1], args[1].shape[-2]
+    proj = torch.empty(x2.shape[0], G, device="cuda")
+    h = args[1].reshape(-1, H)[:B].to(U.dtype).contiguous()
+    scratch = torch.empty(B, G, device="cuda")
+
+    def projection_gemm():
+        lib.rnn_cuda_set_stream(torch.cuda.current_stream().cuda_stream)
+        lib.rnn_cuda_gemm(ab, 0, tf32, x2.shape[0], G, I, x2.data_ptr(), I,
+                          W.data_ptr(), I, proj.data_ptr(), G)
+
+    def recurrent_gemms():
+        lib.rnn_cuda_set_stream(torch.cuda.current_stream().cuda_stream)
+        for t in range(T):
+            c = scratch.data_ptr() if gru else proj[t * B:(t + 1) * B].data_ptr()
+            lib.rnn_cuda_gemm(ab, 0, tf32 | (0 if gru else 4), B, G, H, h.data_ptr(), H,
+                              U.data_ptr(), H, c, G)
+
+    def check():
+        message = ctypes.create_string_buffer(1024)
+        if lib.rnn_cuda_take_error(message, len(message)):
+            raise RuntimeError(message.value.decode())
+
+    projection = time_ms(projection_gemm)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        recurrent_gemms()  # cuBLAS sets itself up outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        recurrent_gemms()
+    check()
+    recurrent = time_ms(graph.replay)
+    check()
+    return projection, recurrent
 
 
 class MemPool:
