@@ -32,6 +32,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 //===----------------------------------------------------------------------===//
@@ -589,6 +590,49 @@ static rnn_status checkCall(const Function &function, const rnn_tensor *args,
   return RNN_OK;
 }
 
+/// The bytes `tensor` covers: [begin, end), empty for a tensor without
+/// elements. Tensors are dense, so this is its whole extent.
+static std::pair<uintptr_t, uintptr_t> byteRange(const rnn_tensor &tensor) {
+  static const int64_t kElementBytes[] = {4, 8, 2, 2, 4, 8}; // rnn_dtype order
+  int64_t count = 1;
+  for (int32_t d = 0; d < tensor.rank; ++d)
+    count *= tensor.shape[d];
+  auto begin = reinterpret_cast<uintptr_t>(tensor.data);
+  return {begin, begin + uintptr_t(count * kElementBytes[tensor.dtype])};
+}
+
+/// A call writes its results while it still reads its arguments (and the
+/// other results): a result that shares memory with either would be
+/// corrupted, so that is refused. Runs after the tensors were checked, so
+/// dtypes are valid.
+static rnn_status checkResultsApart(const Function &function,
+                                    const rnn_tensor *args, int32_t numArgs,
+                                    const rnn_tensor *results,
+                                    int32_t numResults) {
+  auto overlap = [](std::pair<uintptr_t, uintptr_t> a,
+                    std::pair<uintptr_t, uintptr_t> b) {
+    return a.first < a.second && b.first < b.second && a.first < b.second &&
+           b.first < a.second;
+  };
+  for (int32_t i = 0; i < numResults; ++i) {
+    auto result = byteRange(results[i]);
+    for (int32_t j = 0; j < numArgs; ++j)
+      if (overlap(result, byteRange(args[j])))
+        return fail(RNN_ERROR_INVALID_ARGUMENT,
+                    function.name + ": result #" + std::to_string(i) +
+                        " shares memory with arg #" + std::to_string(j) +
+                        "; results are written while arguments are read, so "
+                        "they must not overlap");
+    for (int32_t j = 0; j < i; ++j)
+      if (overlap(result, byteRange(results[j])))
+        return fail(RNN_ERROR_INVALID_ARGUMENT,
+                    function.name + ": result #" + std::to_string(i) +
+                        " shares memory with result #" + std::to_string(j) +
+                        "; every result needs a buffer of its own");
+  }
+  return RNN_OK;
+}
+
 /// The shape the call computes for result `index`, given the bindings.
 static void resultShape(const Function &function, int32_t index,
                         const int64_t *bound, rnn_tensor &out) {
@@ -850,6 +894,9 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
                           /*isArg=*/false, i, bound.data()))
         return status;
     }
+    if (rnn_status status =
+            checkResultsApart(*function, args, num_args, results, num_results))
+      return status;
 
     std::vector<MemRefDescriptor> descriptors(num_args + num_results);
     std::vector<void *> pointers(num_args + num_results);

@@ -323,3 +323,18 @@ def test_default_tool_locations(monkeypatch):
     assert runtime.REPO_ROOT == REPO
     assert runtime._compiler_path() == str(REPO / "build" / "bin" / "rnn-compile")
     assert runtime._runtime_path() == str(REPO / "build" / "lib" / "librnn_runtime.so")
+
+
+def test_results_must_not_overlap(model, args):
+    """A call writes its results while it reads its arguments: a result that shares memory
+    with an argument or another result is refused before anything runs."""
+    ys = np.empty((T, B, H), np.float32)
+    hT = np.empty((B, H), np.float32)
+    h0 = args[1]
+    expect(lambda: c_run(model, args, [ys, h0]),
+           "RNN_ERROR_INVALID_ARGUMENT", FUNC, "result #1 shares memory with arg #1")
+    expect(lambda: c_run(model, args, [ys, ys[1]]),
+           "RNN_ERROR_INVALID_ARGUMENT", FUNC, "result #1 shares memory with result #0")
+    before = h0.copy()
+    c_run(model, args, [ys, hT])  # apart: fine, and the argument is untouched
+    np.testing.assert_array_equal(h0, before)
