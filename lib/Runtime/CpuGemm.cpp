@@ -185,17 +185,6 @@ private:
 
 static thread_local Scratch scratch;
 
-static size_t elementSize(int32_t dtype) {
-  switch (dtype) {
-  case RNN_F64:
-    return 8;
-  case RNN_F32:
-    return 4;
-  default:
-    return 2;
-  }
-}
-
 static const char *describeDtype(int32_t dtype) {
   const char *name = rnn::runtime::dtypeName(dtype);
   return name ? name : "an unknown dtype";
@@ -346,8 +335,8 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
   if (k == 0) {
     // An empty sum. BLAS would reject lda = 0 here, so this never reaches
     // it. Zero is all-zero bits in every supported dtype.
-    size_t rowBytes = size_t(n) * elementSize(c_dtype);
-    size_t ldBytes = size_t(ldc) * elementSize(c_dtype);
+    size_t rowBytes = size_t(n) * size_t(rnn::runtime::dtypeBytes(c_dtype));
+    size_t ldBytes = size_t(ldc) * size_t(rnn::runtime::dtypeBytes(c_dtype));
     for (int64_t i = 0; i < m; ++i)
       memset(cPtr + size_t(i) * ldBytes, 0, rowBytes);
     return;

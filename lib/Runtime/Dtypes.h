@@ -5,6 +5,8 @@
 
 #include "rnn/Runtime/rnn_runtime.h"
 
+#include <cstdint>
+
 namespace rnn::runtime {
 
 /// The manifest's name of a dtype ("f32", ...), or null for a value outside
@@ -25,6 +27,20 @@ inline const char *dtypeName(int dtype) {
     return "i64";
   default:
     return nullptr;
+  }
+}
+
+/// The bytes of one element of `dtype`, a valid rnn_dtype.
+inline int64_t dtypeBytes(int dtype) {
+  switch (dtype) {
+  case RNN_F64:
+  case RNN_I64:
+    return 8;
+  case RNN_BF16:
+  case RNN_F16:
+    return 2;
+  default:
+    return 4;
   }
 }
 

@@ -593,12 +593,12 @@ static rnn_status checkCall(const Function &function, const rnn_tensor *args,
 /// The bytes `tensor` covers: [begin, end), empty for a tensor without
 /// elements. Tensors are dense, so this is its whole extent.
 static std::pair<uintptr_t, uintptr_t> byteRange(const rnn_tensor &tensor) {
-  static const int64_t kElementBytes[] = {4, 8, 2, 2, 4, 8}; // rnn_dtype order
   int64_t count = 1;
   for (int32_t d = 0; d < tensor.rank; ++d)
     count *= tensor.shape[d];
   auto begin = reinterpret_cast<uintptr_t>(tensor.data);
-  return {begin, begin + uintptr_t(count * kElementBytes[tensor.dtype])};
+  return {begin,
+          begin + uintptr_t(count * rnn::runtime::dtypeBytes(tensor.dtype))};
 }
 
 /// A call writes its results while it still reads its arguments (and the

@@ -47,8 +47,9 @@ void rnn_cuda_release_graphs(const char *prefix, size_t size);
  * execute griddepcontrol.wait before touching memory: code compiled by
  * rnn-compile --target=cuda calls it before each of its kernels (pass
  * overlap-kernel-launches). The environment variable
- * RNN_CUDA_OVERLAP_LAUNCHES=0 turns it into a no-op; it is read on every
- * call, and graphs captured with and without it are kept apart. */
+ * RNN_CUDA_OVERLAP_LAUNCHES=0 turns it into a no-op; it is read at the
+ * start of every model call (rnn_cuda_call), and graphs captured with and
+ * without it are kept apart. */
 void rnn_cuda_overlap_next_launch(void);
 
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;

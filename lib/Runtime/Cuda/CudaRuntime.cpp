@@ -118,12 +118,16 @@ std::mutex graphMutex;
 std::list<CallGraph> graphs; // Most recently used first.
 constexpr size_t kMaxGraphs = 32;
 
-/// Read on every call (not cached), so that a benchmark can compare both
-/// settings in one process; graphs captured under each are kept apart.
+/// Read once per model call (not cached for the process), so that a
+/// benchmark can compare both settings in one process; graphs captured
+/// under each are kept apart.
 bool dependentLaunchEnabled() {
   const char *value = getenv("RNN_CUDA_OVERLAP_LAUNCHES");
   return !value || std::strcmp(value, "0") != 0;
 }
+
+/// The setting for the calling thread's current model call.
+thread_local bool overlapThisCall = true;
 
 bool graphsEnabled() {
   static const bool enabled = [] {
@@ -153,6 +157,7 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
                                  void **descriptors, const char *key,
                                  size_t keySize) {
   rnn_cuda_set_stream(stream);
+  overlapThisCall = dependentLaunchEnabled();
   // A call issues one GEMM and a few kernels per time step; launched one by
   // one from the host, their launch cost dominates at small batch. The
   // second call with the same buffers and shapes is captured into a graph
@@ -164,7 +169,7 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   std::string id(key, keySize);
-  if (!dependentLaunchEnabled())
+  if (!overlapThisCall)
     id += "|no-overlap";
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
@@ -267,7 +272,7 @@ thread_local bool overlapNextLaunch = false;
 } // namespace
 
 RNN_EXPORT void rnn_cuda_overlap_next_launch() {
-  overlapNextLaunch = dependentLaunchEnabled();
+  overlapNextLaunch = overlapThisCall;
 }
 
 RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -281,8 +286,8 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   if (!function)
     return; // The missing kernel was recorded.
   if (!overlap) {
-    check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
-                         gridZ, blockX, blockY, blockZ, sharedBytes,
+    check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
+                         blockX, blockY, blockZ, sharedBytes,
                          static_cast<CUstream>(stream), params, extra),
           "cuLaunchKernel");
     return;

@@ -62,23 +62,14 @@ struct CarryRecurrentProductsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<CellOp> cells(getOperation().getOps<CellOp>());
-    for (CellOp cell : cells) {
-      FailureOr<CellSignatureEditor> editor = CellSignatureEditor::create(cell);
-      if (failed(editor))
-        continue;
-      // Weights computed inside the cell become parameters first.
-      hoistParameterOnlyOps(*editor);
-      if (carryProducts(cell, *editor) == 0) {
-        editor->commit();
-        continue;
-      }
+    editCells(getOperation(), [&](CellOp cell, CellSignatureEditor &editor) {
+      if (carryProducts(cell, editor) == 0)
+        return;
       // U·W_hr depends on parameters alone: computed once per application.
-      hoistParameterOnlyOps(*editor);
+      hoistParameterOnlyOps(editor);
       eraseDeadOps(cell.getBodyBlock(),
                    [](Operation *op) { return isPure(op); });
-      editor->commit();
-    }
+    });
   }
 
   /// Rewrites every eligible state of `cell`; returns how many products are

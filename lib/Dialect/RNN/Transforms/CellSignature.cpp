@@ -192,6 +192,22 @@ void collectSlice(Value value, llvm::SetVector<Operation *> &slice) {
   slice.insert(def);
 }
 
+unsigned
+editCells(ModuleOp module,
+          llvm::function_ref<void(CellOp, CellSignatureEditor &)> edit) {
+  unsigned moved = 0;
+  SmallVector<CellOp> cells(module.getOps<CellOp>());
+  for (CellOp cell : cells) {
+    FailureOr<CellSignatureEditor> editor = CellSignatureEditor::create(cell);
+    if (failed(editor))
+      continue;
+    moved += hoistParameterOnlyOps(*editor);
+    edit(cell, *editor);
+    editor->commit();
+  }
+  return moved;
+}
+
 unsigned hoistParameterOnlyOps(CellSignatureEditor &editor) {
   CellOp cell = editor.getCell();
   Block &block = cell.getBodyBlock();

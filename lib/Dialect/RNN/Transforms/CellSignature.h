@@ -73,6 +73,14 @@ private:
 /// moved out. This is how weights are packed once, never per step.
 unsigned hoistParameterOnlyOps(CellSignatureEditor &editor);
 
+/// For every cell of `module` whose signature can change (see
+/// CellSignatureEditor::create): moves its parameter-only computations out,
+/// so that every weight the rewrite meets is a parameter, calls `edit`, and
+/// commits the editor. Returns how many ops were moved out before `edit`.
+unsigned
+editCells(mlir::ModuleOp module,
+          llvm::function_ref<void(CellOp, CellSignatureEditor &)> edit);
+
 /// Whether `value`, inside a cell, depends on the cell's parameters and on
 /// constants alone.
 bool isParameterOnly(CellOp cell, mlir::Value value);

@@ -91,42 +91,36 @@ static void mergeGroup(CellOp cell, ArrayRef<MatmulOp> group) {
 struct ConcatGateMatmulsPass
     : public rnn::impl::ConcatGateMatmulsBase<ConcatGateMatmulsPass> {
   void runOnOperation() override {
-    SmallVector<CellOp> cells(getOperation().getOps<CellOp>());
-    for (CellOp cell : cells) {
-      FailureOr<CellSignatureEditor> editor = CellSignatureEditor::create(cell);
-      if (failed(editor))
-        continue;
-      // Weights computed inside the cell (a split of a parameter, say) become
-      // parameters first, so that every mergeable weight is a parameter.
-      numWeightOpsPacked += hoistParameterOnlyOps(*editor);
-
-      SmallVector<SmallVector<MatmulOp>> groups;
-      for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
-        // A matmul that accumulates keeps its own result.
-        if (!isParameterOnly(cell, matmul.getRhs()) || matmul.getAcc())
-          continue;
-        MergeKey key = keyOf(matmul);
-        auto it = llvm::find_if(groups, [&](ArrayRef<MatmulOp> group) {
-          return sameKey(keyOf(group.front()), key);
+    // Weights computed inside a cell (a split of a parameter, say) become
+    // parameters first, so that every mergeable weight is a parameter.
+    numWeightOpsPacked += editCells(
+        getOperation(), [&](CellOp cell, CellSignatureEditor &editor) {
+          SmallVector<SmallVector<MatmulOp>> groups;
+          for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
+            // A matmul that accumulates keeps its own result.
+            if (!isParameterOnly(cell, matmul.getRhs()) || matmul.getAcc())
+              continue;
+            MergeKey key = keyOf(matmul);
+            auto it = llvm::find_if(groups, [&](ArrayRef<MatmulOp> group) {
+              return sameKey(keyOf(group.front()), key);
+            });
+            if (it == groups.end())
+              groups.push_back({matmul});
+            else
+              it->push_back(matmul);
+          }
+          bool changed = false;
+          for (ArrayRef<MatmulOp> group : groups) {
+            if (group.size() < 2)
+              continue;
+            mergeGroup(cell, group);
+            numMatmulsMerged += group.size();
+            ++numConcatenatedMatmuls;
+            changed = true;
+          }
+          if (changed)
+            numWeightOpsPacked += hoistParameterOnlyOps(editor);
         });
-        if (it == groups.end())
-          groups.push_back({matmul});
-        else
-          it->push_back(matmul);
-      }
-      bool changed = false;
-      for (ArrayRef<MatmulOp> group : groups) {
-        if (group.size() < 2)
-          continue;
-        mergeGroup(cell, group);
-        numMatmulsMerged += group.size();
-        ++numConcatenatedMatmuls;
-        changed = true;
-      }
-      if (changed)
-        numWeightOpsPacked += hoistParameterOnlyOps(*editor);
-      editor->commit();
-    }
   }
 };
 

@@ -109,14 +109,7 @@ static Value cloneOverApplication(CellSignatureEditor &editor,
 struct HoistInputProjectionPass
     : public rnn::impl::HoistInputProjectionBase<HoistInputProjectionPass> {
   void runOnOperation() override {
-    SmallVector<CellOp> cells(getOperation().getOps<CellOp>());
-    for (CellOp cell : cells) {
-      FailureOr<CellSignatureEditor> editor = CellSignatureEditor::create(cell);
-      if (failed(editor))
-        continue;
-      // Weights computed from parameters inside the cell become parameters
-      // first, so that every projection's weight is one.
-      hoistParameterOnlyOps(*editor);
+    editCells(getOperation(), [&](CellOp cell, CellSignatureEditor &editor) {
       SmallVector<MatmulOp> projections;
       for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
         bool readsInput = false;
@@ -127,9 +120,9 @@ struct HoistInputProjectionPass
           projections.push_back(matmul);
       }
       for (MatmulOp matmul : projections) {
-        BlockArgument projected = editor->appendInput(
+        BlockArgument projected = editor.appendInput(
             matmul.getType(), [&](OpBuilder &builder, Operation *application) {
-              return cloneOverApplication(*editor, builder, application,
+              return cloneOverApplication(editor, builder, application,
                                           matmul.getResult());
             });
         matmul.getResult().replaceAllUsesWith(projected);
@@ -138,9 +131,8 @@ struct HoistInputProjectionPass
       // The projections and whatever only fed them are dead in the cell now.
       eraseDeadOps(cell.getBodyBlock(),
                    [](Operation *op) { return isPure(op); });
-      editor->dropUnusedArguments();
-      editor->commit();
-    }
+      editor.dropUnusedArguments();
+    });
   }
 };
 
