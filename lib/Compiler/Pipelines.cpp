@@ -170,7 +170,8 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
   return bufferizationPipeline() +
-         ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag},"
+         ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
+         "constant-b-flag},"
          // 512 threads per row's block: the LayerNorm LSTM at `medium` took
          // 1.708 ms against 1.783 with 256 and 2.263 with 128 (H100, one
          // process); 1024 was slower than 256 (docs/benchmarks.md).

@@ -56,7 +56,11 @@ def ConvertMatmulToLibraryGemm
     TF32 and `tf32-flag` is set (the cuBLAS entry point reads it; the CPU one
     takes the layout alone), plus 4 (accumulate: `C += A·op(B)`) unless a
     zero fill of C right before the contraction makes it dead (it is then
-    erased and the call overwrites C); dtypes use the runtime's `rnn_dtype` codes. The
+    erased and the call overwrites C), plus 8 when `constant-b-flag` is set
+    and B is a view of a function argument that nothing in the function
+    writes (a weight: its contents stay the same for the whole call, so the
+    CUDA runtime may convert it once per call and reuse the result at every
+    step); dtypes use the runtime's `rnn_dtype` codes. The
     CPU backend names `rnn_cpu_gemm` (OpenBLAS) in `librnn_runtime`; a GPU
     backend names its cuBLAS entry point. When the type cannot tell that the
     leading dimensions of A or C are packed (a slice of a sequence whose
@@ -67,7 +71,9 @@ def ConvertMatmulToLibraryGemm
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
            "The GEMM entry point to call">,
     Option<"tf32Flag", "tf32-flag", "bool", "false",
-           "Add 2 to b_layout for matmuls that allow TF32">
+           "Add 2 to b_layout for matmuls that allow TF32">,
+    Option<"constantBFlag", "constant-b-flag", "bool", "false",
+           "Add 8 to b_layout when B is a function argument never written">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

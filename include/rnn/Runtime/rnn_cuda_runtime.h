@@ -52,11 +52,25 @@ void rnn_cuda_release_graphs(const char *prefix, size_t size);
  * without it are kept apart. */
 void rnn_cuda_overlap_next_launch(void);
 
+/* Added to b_layout by rnn-compile --target=cuda: B is a weight that stays
+ * unchanged for the whole model call. */
+#define RNN_GEMM_B_CONSTANT 8
+
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
  * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n), bit 1 allows
- * TF32 tensor-core arithmetic for f32 operands and bit 2
- * (RNN_GEMM_ACCUMULATE) makes it C += A * op(B). Pointers are device
- * addresses. */
+ * TF32 tensor-core arithmetic for f32 operands, bit 2
+ * (RNN_GEMM_ACCUMULATE) makes it C += A * op(B) and bit 3
+ * (RNN_GEMM_B_CONSTANT) says that B's contents do not change until the
+ * model call ends. Pointers are device addresses.
+ *
+ * cuBLAS runs the products, except one kind: inside a model call
+ * (rnn_cuda_call) on sm_90 or later, an f32 product that allows TF32 with a
+ * constant n x k B of at least 90% of the GPU's L2 cache, at most 32 rows,
+ * n a multiple of 128 with n / 64 blocks fitting on the GPU at once, k a
+ * multiple of 256 and a 16-byte aligned A runs on the runtime's own kernel:
+ * B is rounded to TF32 and packed in 20 bits per weight on its first use in
+ * the call (n * k * 2.5 bytes, freed when the call ends), and every product
+ * with it reads the packed copy (docs/runtime.md). */
 void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
                    int64_t b, int64_t ldb, int64_t c, int64_t ldc);

@@ -2,6 +2,8 @@
 
 #include "rnn/Conversion/Passes.h"
 
+#include "../BufferViews.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,6 +23,45 @@ namespace {
 
 /// b_layout's accumulate bit (RNN_GEMM_ACCUMULATE in rnn_cpu_gemm.h).
 constexpr int32_t kAccumulateFlag = 4;
+
+/// b_layout's bit for a B that stays unchanged during the call
+/// (RNN_GEMM_B_CONSTANT in rnn_cuda_runtime.h).
+constexpr int32_t kConstantBFlag = 8;
+
+/// Whether nothing in `function` writes `argument` or a view of it. Any use
+/// that is not a view and does not declare its memory effects (a call, a
+/// region op, an extracted pointer) counts as a write.
+static bool isNeverWritten(BlockArgument argument) {
+  SmallVector<Value> worklist{argument};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == value) {
+          worklist.push_back(view->getResult(0));
+          continue;
+        }
+      }
+      if (isa<memref::ExtractStridedMetadataOp>(user))
+        continue; // Sizes and strides only.
+      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!effects)
+        return false;
+      SmallVector<MemoryEffects::EffectInstance> onValue;
+      effects.getEffectsOnValue(value, onValue);
+      if (llvm::any_of(onValue, [](const MemoryEffects::EffectInstance &e) {
+            return !isa<MemoryEffects::Read>(e.getEffect());
+          }))
+        return false;
+      // An op that names no effect on the value but has effects elsewhere
+      // (pointer extraction) may let it escape.
+      if (onValue.empty() && !isMemoryEffectFree(user))
+        return false;
+    }
+  }
+  return true;
+}
 
 /// The runtime's rnn_dtype code of a float type, or -1.
 static int32_t dtypeCode(Type type) {
@@ -111,6 +152,18 @@ struct ConvertMatmulToLibraryGemmPass
       callee.setPrivate();
     }
 
+    // Decided before any call exists: the calls take addresses, which
+    // isNeverWritten cannot follow.
+    DenseSet<Value> constantArguments;
+    if (constantBFlag)
+      module.walk([&](func::FuncOp f) {
+        if (f.isExternal())
+          return;
+        for (BlockArgument argument : f.getArguments())
+          if (isa<MemRefType>(argument.getType()) && isNeverWritten(argument))
+            constantArguments.insert(argument);
+      });
+
     for (linalg::GenericOp contraction : contractions) {
       if (!contraction.hasPureBufferSemantics())
         continue;
@@ -132,6 +185,8 @@ struct ConvertMatmulToLibraryGemmPass
               .getInt();
       if (tf32Flag && contraction->hasAttr(rnn::kGemmAllowTf32Attr))
         layout |= 2;
+      if (constantArguments.contains(rnn::rootBuffer(b)))
+        layout |= kConstantBFlag;
 
       OpBuilder builder(contraction);
       Location loc = contraction.getLoc();

@@ -15,6 +15,8 @@
 
 #include "rnn/Runtime/rnn_cuda_runtime.h"
 
+#include "PackedGemm.h"
+
 #include <cublas_v2.h>
 #include <cuda.h>
 
@@ -129,6 +131,14 @@ bool dependentLaunchEnabled() {
 /// The setting for the calling thread's current model call.
 thread_local bool overlapThisCall = true;
 
+/// RNN_CUDA_PACKED_GEMM=0 runs every GEMM on cuBLAS (PackedGemm.h); read
+/// per call like RNN_CUDA_OVERLAP_LAUNCHES.
+bool packedGemmEnabled() {
+  const char *value = getenv("RNN_CUDA_PACKED_GEMM");
+  return !value || std::strcmp(value, "0") != 0;
+}
+thread_local bool packedThisCall = true;
+
 bool graphsEnabled() {
   static const bool enabled = [] {
     const char *value = getenv("RNN_CUDA_GRAPHS");
@@ -153,11 +163,24 @@ RNN_EXPORT void rnn_cuda_release_graphs(const char *prefix, size_t size) {
   }
 }
 
+namespace {
+
+/// Runs the model's function once; weights packed for its GEMMs live until
+/// its end.
+void runCall(void (*call)(void **), void **descriptors) {
+  rnn::cuda::beginPackedWeightsCall(packedThisCall);
+  call(descriptors);
+  rnn::cuda::endPackedWeightsCall(currentStream);
+}
+
+} // namespace
+
 RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
                                  void **descriptors, const char *key,
                                  size_t keySize) {
   rnn_cuda_set_stream(stream);
   overlapThisCall = dependentLaunchEnabled();
+  packedThisCall = packedGemmEnabled();
   // A call issues one GEMM and a few kernels per time step; launched one by
   // one from the host, their launch cost dominates at small batch. The
   // second call with the same buffers and shapes is captured into a graph
@@ -165,12 +188,14 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   // ones replay it with a single launch. The legacy default stream cannot be
   // captured: calls on it always run directly.
   if (!stream || !graphsEnabled()) {
-    call(descriptors);
+    runCall(call, descriptors);
     return threadError.empty() ? 0 : 1;
   }
   std::string id(key, keySize);
   if (!overlapThisCall)
     id += "|no-overlap";
+  if (!packedThisCall)
+    id += "|no-packed-gemm";
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -195,7 +220,7 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   }
   if (entry.calls++ == 0) {
     lock.unlock();
-    call(descriptors);
+    runCall(call, descriptors);
     return threadError.empty() ? 0 : 1;
   }
   CUstream cuStream = static_cast<CUstream>(stream);
@@ -203,7 +228,7 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
           cuStreamBeginCapture(cuStream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture"))
     return 1;
-  call(descriptors);
+  runCall(call, descriptors);
   CUgraph graph = nullptr;
   bool captured =
       check(cuStreamEndCapture(cuStream, &graph), "cuStreamEndCapture");
@@ -457,6 +482,20 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   bool bIsNK = (flags & 1) == 0;
   bool tf32 = (flags & 2) != 0;
   bool accumulate = (flags & 4) != 0;
+  bool constantB = (flags & 8) != 0;
+  if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0) {
+    std::string error;
+    switch (rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc,
+                                     accumulate, currentStream, error)) {
+    case rnn::cuda::PackedGemmResult::Done:
+      return;
+    case rnn::cuda::PackedGemmResult::Failed:
+      record(error);
+      return;
+    case rnn::cuda::PackedGemmResult::NotApplicable:
+      break;
+    }
+  }
   cublasComputeType_t compute =
       abDtype == 1 ? CUBLAS_COMPUTE_64F
                    : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32

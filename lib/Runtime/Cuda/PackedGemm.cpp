@@ -1,0 +1,227 @@
+//===- PackedGemm.cpp - Recurrent GEMMs on weights packed per call --------===//
+//
+// When: cuBLAS streams a large recurrent weight matrix from memory at about
+// 2.3 TB/s on the H100. With the weights in 20 bits our kernel does the
+// LSTM's `wide` GEMM (M = 32, N = 8192, K = 2048: 64 MiB of fp32 weights) in
+// 22.0 µs against cuBLAS's 29.0, and a step with the pointwise kernel and
+// the packing amortised over 50 steps in 25.3 against 31.7 µs; the GRU's
+// (N = 6144, 48 MiB, about the size of the 50 MiB L2) in 20.3 against 22.1
+// (bench/experiments/packed_tf32_gemm.cu). Weights that fit well inside L2
+// are read from L2 at every step, where cuBLAS is faster (an older version
+// of the kernel took 17.6 against 7.1 µs at `medium`, 16 MiB), and a grid
+// over more than one wave lost too (N = 16384, K = 4096): the kernel runs
+// only for weights of at least 90% of L2 whose grid fits on the GPU at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PackedGemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <vector>
+
+// const unsigned char rnn_packed_tf32_gemm_fatbin[]: PackedTf32Gemm.cu built
+// for sm_90 with PTX (CMakeLists.txt).
+#include "PackedTf32Gemm.fatbin.inc"
+
+namespace rnn::cuda {
+namespace {
+
+// The kernel's tiling (PackedTf32Gemm.cu).
+constexpr int64_t kBlockColumns = 128, kSplit = 2, kWarpsPerK = 4,
+                  kThreads = 512;
+constexpr int64_t kRingBytes =
+    16 /*warps*/ * 2 /*stages*/ * 4 /*n-tiles*/ * 32 * (16 + 4);
+
+/// What the kernel needs to know about the current device.
+struct DeviceKernels {
+  CUcontext context = nullptr;
+  bool usable = false; // sm_90 or later and the module loaded.
+  int64_t l2Bytes = 0, multiprocessors = 0, sharedBytesOptIn = 0;
+  CUfunction pack = nullptr, gemm16 = nullptr, gemm32 = nullptr;
+};
+
+std::mutex kernelsMutex;
+std::list<DeviceKernels> kernelsPerContext; // Stable addresses.
+
+/// The kernels for the current context, loaded on first use. Failures make
+/// the packed path unusable (cuBLAS then runs every GEMM) rather than
+/// failing the call.
+const DeviceKernels *currentKernels() {
+  CUcontext context = nullptr;
+  if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(kernelsMutex);
+  for (const DeviceKernels &kernels : kernelsPerContext)
+    if (kernels.context == context)
+      return &kernels;
+  DeviceKernels kernels;
+  kernels.context = context;
+  CUdevice device;
+  int major = 0, l2 = 0, sms = 0, optIn = 0;
+  CUmodule module = nullptr;
+  // The image must be 8-byte aligned; the embedded array may not be.
+  std::vector<uint64_t> image((sizeof(rnn_packed_tf32_gemm_fatbin) + 7) / 8);
+  std::memcpy(image.data(), rnn_packed_tf32_gemm_fatbin,
+              sizeof(rnn_packed_tf32_gemm_fatbin));
+  if (cuCtxGetDevice(&device) == CUDA_SUCCESS &&
+      cuDeviceGetAttribute(&major,
+                           CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                           device) == CUDA_SUCCESS &&
+      major >= 9 &&
+      cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) ==
+          CUDA_SUCCESS &&
+      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                           device) == CUDA_SUCCESS &&
+      cuDeviceGetAttribute(
+          &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+          device) == CUDA_SUCCESS &&
+      cuModuleLoadData(&module, image.data()) == CUDA_SUCCESS &&
+      cuModuleGetFunction(&kernels.pack, module, "rnn_pack_tf32_weights") ==
+          CUDA_SUCCESS &&
+      cuModuleGetFunction(&kernels.gemm16, module,
+                          "rnn_packed_tf32_gemm_m16") == CUDA_SUCCESS &&
+      cuModuleGetFunction(&kernels.gemm32, module,
+                          "rnn_packed_tf32_gemm_m32") == CUDA_SUCCESS &&
+      cuFuncSetAttribute(kernels.gemm16,
+                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         optIn) == CUDA_SUCCESS &&
+      cuFuncSetAttribute(kernels.gemm32,
+                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         optIn) == CUDA_SUCCESS) {
+    kernels.usable = true;
+    kernels.l2Bytes = l2;
+    kernels.multiprocessors = sms;
+    kernels.sharedBytesOptIn = optIn;
+  }
+  kernelsPerContext.push_back(kernels);
+  return &kernelsPerContext.back();
+}
+
+/// Shared memory of a block: A's rows for half of K, then the warps' rings
+/// (the partial tiles reuse the space afterwards).
+int64_t sharedBytes(int64_t rows, int64_t k) {
+  int64_t staged = rows * (k / kSplit + 4) * 4 + kRingBytes;
+  return std::max(staged, kWarpsPerK * rows * kBlockColumns * 4);
+}
+
+/// Weights packed during the current model call.
+struct PackedWeights {
+  CUdeviceptr weights;
+  int64_t n, k, ldb;
+  CUdeviceptr upper, lower;
+};
+
+struct CallState {
+  bool active = false;
+  std::vector<PackedWeights> packed;
+};
+thread_local CallState call;
+
+bool ok(CUresult result, const char *what, std::string &error) {
+  if (result == CUDA_SUCCESS)
+    return true;
+  const char *name = nullptr;
+  cuGetErrorName(result, &name);
+  error = std::string(what) + " failed: " + (name ? name : "CUDA error");
+  return false;
+}
+
+/// The packed copy of B for this call, packing it on first use.
+const PackedWeights *packedWeights(const DeviceKernels &kernels,
+                                   CUdeviceptr b, int64_t n, int64_t k,
+                                   int64_t ldb, CUstream stream,
+                                   std::string &error) {
+  for (const PackedWeights &entry : call.packed)
+    if (entry.weights == b && entry.n == n && entry.k == k &&
+        entry.ldb == ldb)
+      return &entry;
+  PackedWeights entry{b, n, k, ldb, 0, 0};
+  if (!ok(cuMemAllocAsync(&entry.upper, n * k * 2, stream), "cuMemAllocAsync",
+          error))
+    return nullptr;
+  if (!ok(cuMemAllocAsync(&entry.lower, n * k / 2, stream), "cuMemAllocAsync",
+          error)) {
+    cuMemFreeAsync(entry.upper, stream);
+    return nullptr;
+  }
+  call.packed.push_back(entry);
+  int64_t threads = n / 8 * (k / 32) * 32;
+  int nInt = static_cast<int>(n), kInt = static_cast<int>(k);
+  void *params[] = {&entry.weights, &entry.ldb, &nInt, &kInt,
+                    &entry.upper, &entry.lower};
+  if (!ok(cuLaunchKernel(kernels.pack, (threads + 255) / 256, 1, 1, 256, 1, 1,
+                         0, stream, params, nullptr),
+          "cuLaunchKernel (weight packing)", error))
+    return nullptr;
+  return &call.packed.back();
+}
+
+} // namespace
+
+void beginPackedWeightsCall(bool enabled) {
+  call.active = enabled;
+  call.packed.clear();
+}
+
+void endPackedWeightsCall(CUstream stream) {
+  for (const PackedWeights &entry : call.packed) {
+    cuMemFreeAsync(entry.upper, stream);
+    cuMemFreeAsync(entry.lower, stream);
+  }
+  call.packed.clear();
+  call.active = false;
+}
+
+PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
+                               int64_t lda, CUdeviceptr b, int64_t ldb,
+                               CUdeviceptr c, int64_t ldc, bool accumulate,
+                               CUstream stream, std::string &error) {
+  if (!call.active || m < 1 || m > 32 || n % kBlockColumns != 0 ||
+      k % (32 * kSplit * kWarpsPerK) != 0 || a % 16 != 0 || lda % 4 != 0 ||
+      n > (int64_t{1} << 30) || k > (int64_t{1} << 30))
+    return PackedGemmResult::NotApplicable;
+  const DeviceKernels *kernels = currentKernels();
+  int64_t rows = m <= 16 ? 16 : 32;
+  int64_t blocks = n / kBlockColumns * kSplit;
+  if (!kernels || !kernels->usable || n * k * 4 * 10 < kernels->l2Bytes * 9 ||
+      blocks > kernels->multiprocessors ||
+      sharedBytes(rows, k) > kernels->sharedBytesOptIn)
+    return PackedGemmResult::NotApplicable;
+  const PackedWeights *packed =
+      packedWeights(*kernels, b, n, k, ldb, stream, error);
+  if (!packed)
+    return PackedGemmResult::Failed;
+
+  CUlaunchAttribute cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 1;
+  cluster.value.clusterDim.y = kSplit;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = n / kBlockColumns;
+  config.gridDimY = kSplit;
+  config.gridDimZ = 1;
+  config.blockDimX = kThreads;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = sharedBytes(rows, k);
+  config.hStream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  CUdeviceptr upper = packed->upper, lower = packed->lower;
+  int mInt = static_cast<int>(m), kInt = static_cast<int>(k),
+      accumulateInt = accumulate ? 1 : 0;
+  void *params[] = {&a,     &lda, &upper, &lower,        &c,
+                    &ldc,   &mInt, &kInt, &accumulateInt};
+  if (!ok(cuLaunchKernelEx(&config, rows == 16 ? kernels->gemm16
+                                               : kernels->gemm32,
+                           params, nullptr),
+          "cuLaunchKernelEx (packed TF32 GEMM)", error))
+    return PackedGemmResult::Failed;
+  return PackedGemmResult::Done;
+}
+
+} // namespace rnn::cuda

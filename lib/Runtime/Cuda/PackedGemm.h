@@ -1,0 +1,42 @@
+//===- PackedGemm.h - Recurrent GEMMs on weights packed per call -*- C++ -*-===//
+//
+// The fp32 GEMMs whose weights do not fit in L2 and which allow TF32 run on
+// our own kernel (PackedTf32Gemm.cu) with the weights packed in 20 bits,
+// once per model call: a step then streams 5/8 of the bytes cuBLAS would.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_RUNTIME_CUDA_PACKEDGEMM_H
+#define RNN_LIB_RUNTIME_CUDA_PACKEDGEMM_H
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+namespace rnn::cuda {
+
+/// Brackets a model call on the calling thread: packed weights live from
+/// their first use in the call to its end, when they are freed in stream
+/// order (inside a graph capture, the frees are captured too).
+/// `enabled` false keeps the call on cuBLAS (RNN_CUDA_PACKED_GEMM=0).
+void beginPackedWeightsCall(bool enabled);
+void endPackedWeightsCall(CUstream stream);
+
+/// What tryPackedGemm did.
+enum class PackedGemmResult { NotApplicable, Done, Failed };
+
+/// C[m, n] (+)= A[m, k] · B[n, k]ᵀ with TF32, f32 operands and result, for a
+/// B that stays unchanged during the call (the compiler's
+/// RNN_GEMM_B_CONSTANT). NotApplicable leaves everything to cuBLAS: outside
+/// a model call, before sm_90, for weights under 90% of L2, more than 32
+/// rows, sizes the kernel does not tile, or A not 16-byte aligned. On
+/// Failed, `error` says why.
+PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
+                               int64_t lda, CUdeviceptr b, int64_t ldb,
+                               CUdeviceptr c, int64_t ldc, bool accumulate,
+                               CUstream stream, std::string &error);
+
+} // namespace rnn::cuda
+
+#endif // RNN_LIB_RUNTIME_CUDA_PACKEDGEMM_H
