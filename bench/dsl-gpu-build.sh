@@ -2,8 +2,9 @@
 # Here (the build machine): builds saved CUDA models made with the Python DSL into
 # build/gpu/dsl/<model>/ (rnn.RNN(..., device="cuda").save): the zoo LSTM (I=32, H=48,
 # 2 layers, bidirectional), the zoo GRU (I=32, H=48, 1 layer) and the tutorial's custom
-# cell of docs/python.md (leaky_gru, I=32, H=48), and every zoo cell at H=300 (in
-# float32, and with bf16 matmuls), with deterministic random weights.
+# cell of docs/python.md (leaky_gru, I=32, H=48), every zoo cell at H=300 (in
+# float32, and with bf16 matmuls) and the LayerNorm LSTM at H=1024 (float32), with
+# deterministic random weights.
 # bench/dsl-gpu-run.sh checks them there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -56,6 +57,13 @@ for name, cell in rnn.zoo.CELLS.items():
         models[f"zoo_{name}{suffix}"] = rnn.RNN(cell, WIDE if name == "sru" else 64, WIDE,
                                                 device="cuda", seed=4, matmul_dtype=mm,
                                                 **extra)
+# And the LayerNorm LSTM, the zoo's cell with a row-group kernel, at the
+# benchmark's width (H = 1024, rows of 1024 and 4096: whole multiples of the
+# 512-thread blocks, so its kernel keeps every column in registers between
+# phases), in float32. (Only this one: the weights of every cell at this size
+# would not fit what travels to the GPU machine.)
+models["zoo_layernorm_lstm_h1024"] = rnn.RNN(rnn.zoo.CELLS["layernorm_lstm"], 64, 1024,
+                                             device="cuda", seed=5)
 for i, (name, m) in enumerate(models.items()):
     randomize(m, 100 + i)
     assert "allow_tf32" not in m.mlir, name

@@ -5,8 +5,8 @@ into build/gpu/dsl/: each is loaded with rnn.load (no compiler), run on CUDA ten
   * lstm, gru: torch.nn.LSTM / GRU built from the model's weights (model.to_torch()),
     fp32 on the GPU with TF32 off, and the same module in float64;
   * leaky_gru: a float64 numpy re-implementation of the tutorial's equations;
-  * zoo_<cell> (every zoo cell at H=300): the float64 numpy references of
-    test/python/reference.py.
+  * zoo_<cell> (every zoo cell at H=300, and _h1024 at H=1024): the float64 numpy
+    references of test/python/reference.py.
 Each call runs on the default stream and then three times on a side stream (the runtime
 captures a CUDA graph on the second and replays it on the third). Prints the max relative
 error (max |ours - ref| / max |ref| over the output and final states) and PASS/FAIL per
@@ -95,7 +95,7 @@ def check(model_dir, name):
     refs = {}
     bf16 = name.endswith("_bf16")
     if name.startswith("zoo_"):
-        cell = name[4:-5] if bf16 else name[4:]
+        cell = name[4:].removesuffix("_bf16").removesuffix("_h1024")
         refs["float64 numpy"] = [r if k == 0 else r[None] for k, r in
                                  enumerate(zoo_ref(model, cell, x, hx))]
     elif name == "leaky_gru":

@@ -1,4 +1,5 @@
 // RUN: rnn-opt %s -split-input-file --convert-row-groups-to-kernels | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --convert-row-groups-to-kernels=block-size=32 | FileCheck %s --check-prefix=REGS
 
 // A marked group (a row sum and a phase that divides by it) with the
 // fill that initialises the sum: one launch, a block per row, the sum kept
@@ -93,5 +94,57 @@ func.func @into_argument(%x: memref<?x20xf32>, %sum: memref<?x1xf32>) {
     %s = arith.addf %in, %acc : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// Rows of 64 with 32 threads (the REGS run): every column is in an unrolled stretch (32
+// and 32 + 32). The first phase's result %e (a temporary nothing outside
+// the group reads) stays in registers: the row sum and the second phase
+// take it from there, so the kernel neither loads nor stores %e, and reads
+// %x once per column. Only the result %y is stored.
+// REGS-LABEL: func.func @kept_in_registers
+// REGS-SAME: (%[[X:.*]]: memref<?x64xf32>, %[[Y:.*]]: memref<?x64xf32>)
+// REGS: %[[E:.*]] = memref.alloc
+// REGS: gpu.launch
+// REGS-COUNT-2: memref.load %[[X]]
+// REGS-NOT: memref.load %[[X]]
+// REGS-NOT: %[[E]][
+// REGS: gpu.barrier
+// REGS-NOT: memref.load %[[X]]
+// REGS-NOT: %[[E]][
+// REGS-COUNT-2: memref.store %{{.*}}, %[[Y]]
+// REGS-NOT: %[[E]][
+// REGS: gpu.terminator
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @kept_in_registers(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %e = memref.alloc(%n) : memref<?x64xf32>
+  %sum = memref.alloc(%n) : memref<?x1xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x64xf32>) outs(%e : memref<?x64xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%e : memref<?x64xf32>) outs(%sum : memref<?x1xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %sum : memref<?x64xf32>, memref<?x1xf32>) outs(%y : memref<?x64xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.divf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  memref.dealloc %e : memref<?x64xf32>
+  memref.dealloc %sum : memref<?x1xf32>
   return
 }

@@ -11,7 +11,10 @@
 //
 // Thread t always takes columns t, t + blockDim, ... of every phase, so a
 // thread reads back only what it wrote itself; a barrier is placed only
-// where another thread's write may be read (or overwritten) otherwise.
+// where another thread's write may be read (or overwritten) otherwise. Where
+// a row's columns are unrolled, what a thread stored for a column stays in
+// its registers, later phases read it from there, and a temporary buffer
+// that nothing reads any more is not written at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,12 +156,12 @@ struct ConvertRowGroupsToKernelsPass
         marked[{op->getBlock(), id.getInt()}].push_back(op);
     });
     for (auto &[key, ops] : marked) {
-      std::optional<RowGroup> group = collect(ops);
-      if (group)
+      // A converted group's ops (all of them members) are gone; otherwise
+      // they are mapped by the other kernel passes.
+      if (std::optional<RowGroup> group = collect(ops))
         convert(*group);
-      // Whatever is left is mapped by the other kernel passes.
-      for (Operation *op : ops)
-        if (op->getBlock())
+      else
+        for (Operation *op : ops)
           op->removeAttr(rnn::kRowGroupAttr);
     }
   }
@@ -317,6 +320,7 @@ struct ConvertRowGroupsToKernelsPass
       op->moveAfter(guard);
     for (Operation *op : llvm::reverse(members))
       op->erase();
+    kernel.eraseUnreadStores();
   }
 
   /// Emits the body of a group's kernel.
@@ -373,6 +377,31 @@ struct ConvertRowGroupsToKernelsPass
       gpu::TerminatorOp::create(b, loc);
     }
 
+    /// Erases stores into the group's own temporaries (allocations that
+    /// nothing outside the kernel uses, once the group's ops are gone) that
+    /// no load in the kernel reads: every later phase took the values from
+    /// registers.
+    void eraseUnreadStores() {
+      DenseSet<Value> read;
+      launch.getBody().walk([&](memref::LoadOp load) {
+        read.insert(rnn::rootBuffer(load.getMemRef()));
+      });
+      SmallVector<memref::StoreOp> unread;
+      launch.getBody().walk([&](memref::StoreOp store) {
+        Value buffer = store.getMemRef();
+        if (isAllocation(buffer) && !escaping.contains(buffer) &&
+            !read.contains(buffer) &&
+            llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+              return launch->isProperAncestor(user) ||
+                     isa<memref::DimOp, memref::DeallocOp, gpu::DeallocOp>(
+                         user);
+            }))
+          unread.push_back(store);
+      });
+      for (memref::StoreOp store : unread)
+        store.erase();
+    }
+
   private:
     /// A fill or copy of a per-row buffer that nothing outside the group
     /// reads, whose value is known in registers: no code, only bookkeeping.
@@ -425,8 +454,12 @@ struct ConvertRowGroupsToKernelsPass
       return at;
     }
 
+    /// `stretch` is k for column thread + k * blockDim of an unrolled row,
+    /// and -1 inside a loop or the guarded last stretch (whose values do not
+    /// outlive their region).
     using ColumnBody = function_ref<SmallVector<Value>(
-        OpBuilder &, Location, Value column, ValueRange carried)>;
+        OpBuilder &, Location, Value column, int64_t stretch,
+        ValueRange carried)>;
 
     /// Runs `body` for this thread's columns of a row of `length` (thread,
     /// thread + blockDim, ...), carrying `init` through. A row of known
@@ -441,7 +474,7 @@ struct ConvertRowGroupsToKernelsPass
         auto loop = scf::ForOp::create(
             b, loc, thread, length, step, init,
             [&](OpBuilder &lb, Location l, Value column, ValueRange acc) {
-              scf::YieldOp::create(lb, l, body(lb, l, column, acc));
+              scf::YieldOp::create(lb, l, body(lb, l, column, -1, acc));
             });
         return SmallVector<Value>(loop.getResults());
       }
@@ -451,7 +484,7 @@ struct ConvertRowGroupsToKernelsPass
             b, loc, thread,
             arith::ConstantIndexOp::create(b, loc, k * threads));
         if ((k + 1) * threads <= *known) {
-          carried = body(b, loc, column, carried);
+          carried = body(b, loc, column, k, carried);
           continue;
         }
         // The last, partial stretch of the row.
@@ -460,7 +493,7 @@ struct ConvertRowGroupsToKernelsPass
         auto guard = scf::IfOp::create(
             b, loc, inside,
             [&](OpBuilder &tb, Location l) {
-              scf::YieldOp::create(tb, l, body(tb, l, column, carried));
+              scf::YieldOp::create(tb, l, body(tb, l, column, -1, carried));
             },
             [&](OpBuilder &eb, Location l) {
               scf::YieldOp::create(eb, l, carried);
@@ -485,9 +518,25 @@ struct ConvertRowGroupsToKernelsPass
         accesses.push_back({init, true, true});
       order(accesses);
 
+      // Inputs read what the registers held before this op; its writes
+      // replace that for its outputs and anything they may alias.
+      ColumnValues before = columnValues;
+      for (Value init : op.getDpsInits())
+        forgetAliasesOf(init);
+      auto load = [&](OpBuilder &lb, Location l, Value source, AffineMap map,
+                      Value column, int64_t stretch) -> Value {
+        if (stretch >= 0 && map.isIdentity()) {
+          auto held = before.find(source);
+          if (held != before.end())
+            if (Value value = held->second.lookup(stretch))
+              return value;
+        }
+        return memref::LoadOp::create(lb, l, source, indices(lb, map, column));
+      };
+
       forColumns(
           length, ValueRange{},
-          [&](OpBuilder &lb, Location l, Value column,
+          [&](OpBuilder &lb, Location l, Value column, int64_t stretch,
               ValueRange) -> SmallVector<Value> {
             SmallVector<Value> scalars;
             for (OpOperand *input : op.getDpsInputOperands()) {
@@ -499,8 +548,7 @@ struct ConvertRowGroupsToKernelsPass
                        known && readsRowValue(map))
                 scalars.push_back(known);
               else
-                scalars.push_back(memref::LoadOp::create(
-                    lb, l, source, indices(lb, map, column)));
+                scalars.push_back(load(lb, l, source, map, column, stretch));
             }
             SmallVector<Value> results;
             if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
@@ -512,12 +560,9 @@ struct ConvertRowGroupsToKernelsPass
               for (OpOperand &init : generic.getDpsInitsMutable()) {
                 BlockArgument arg = generic.getMatchingBlockArgument(&init);
                 if (!arg.use_empty())
-                  mapping.map(
-                      arg,
-                      memref::LoadOp::create(
-                          lb, l, init.get(),
-                          indices(lb, generic.getMatchingIndexingMap(&init),
-                                  column)));
+                  mapping.map(arg, load(lb, l, init.get(),
+                                        generic.getMatchingIndexingMap(&init),
+                                        column, stretch));
               }
               for (Operation &nested : body->without_terminator())
                 lb.clone(nested, mapping);
@@ -527,11 +572,14 @@ struct ConvertRowGroupsToKernelsPass
             } else {
               results.push_back(scalars.front()); // fill, copy
             }
-            for (auto [init, value] : llvm::zip(op.getDpsInits(), results))
+            for (auto [init, value] : llvm::zip(op.getDpsInits(), results)) {
               memref::StoreOp::create(
                   lb, l, value, init,
                   indices(lb, b.getMultiDimIdentityMap(row.size() + 1),
                           column));
+              if (stretch >= 0)
+                columnValues[init][stretch] = value;
+            }
             return {};
           });
       for (Value init : op.getDpsInits()) {
@@ -579,16 +627,23 @@ struct ConvertRowGroupsToKernelsPass
       Value length = rowLengths.lookup(reductions.front().first);
       SmallVector<Value> partials = forColumns(
           length, neutrals,
-          [&](OpBuilder &lb, Location l, Value column,
+          [&](OpBuilder &lb, Location l, Value column, int64_t stretch,
               ValueRange acc) -> SmallVector<Value> {
             SmallVector<Value> next;
             for (auto [index, reduction] : llvm::enumerate(reductions)) {
               auto [op, combiner] = reduction;
               Value input = op.getDpsInputs()[0];
-              Value element = memref::LoadOp::create(
-                  lb, l, input,
-                  indices(lb, b.getMultiDimIdentityMap(row.size() + 1),
-                          column));
+              Value element;
+              if (stretch >= 0) {
+                auto held = columnValues.find(input);
+                if (held != columnValues.end())
+                  element = held->second.lookup(stretch);
+              }
+              if (!element)
+                element = memref::LoadOp::create(
+                    lb, l, input,
+                    indices(lb, b.getMultiDimIdentityMap(row.size() + 1),
+                            column));
               next.push_back(rnn::combine(lb, combiner, element, acc[index]));
             }
             return next;
@@ -642,6 +697,7 @@ struct ConvertRowGroupsToKernelsPass
         Value out = op.getDpsInits()[0];
         rowValues[out] = total;
         if (escaping.contains(out)) {
+          forgetAliasesOf(out);
           auto store =
               scf::IfOp::create(b, loc, threadZero, /*withElse=*/false);
           OpBuilder sb =
@@ -655,6 +711,17 @@ struct ConvertRowGroupsToKernelsPass
       nextSlot += reductions.size();
     }
 
+    /// Forgets what the registers hold for buffers that a write to
+    /// `buffer` may change.
+    void forgetAliasesOf(Value buffer) {
+      SmallVector<Value> stale;
+      for (auto &[held, values] : columnValues)
+        if (mayAlias(held, buffer))
+          stale.push_back(held);
+      for (Value held : stale)
+        columnValues.erase(held);
+    }
+
     gpu::LaunchOp launch;
     const DenseSet<Value> &escaping;
     int64_t threads;
@@ -664,6 +731,10 @@ struct ConvertRowGroupsToKernelsPass
     SmallVector<Value> row;
     /// Per-row buffers whose current value every thread holds.
     DenseMap<Value, Value> rowValues;
+    /// For buffers written with identity maps in unrolled stretches: the
+    /// value this thread stored for its column of each stretch.
+    using ColumnValues = DenseMap<Value, DenseMap<int64_t, Value>>;
+    ColumnValues columnValues;
     SmallVector<Access> sinceBarrier;
     int64_t nextSlot = 0;
   };
