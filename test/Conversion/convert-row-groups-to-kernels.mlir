@@ -148,3 +148,65 @@ func.func @kept_in_registers(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
   memref.dealloc %sum : memref<?x1xf32>
   return
 }
+
+// -----
+
+// Reductions of two element types in one group (a layer norm's f64 sums
+// next to an f32 row sum): one kernel; shared memory holds f64, the f32
+// partials are widened on the way in and narrowed back on the way out, so
+// they still combine in f32.
+// CHECK-LABEL: func.func @mixed_reductions
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<2xf64, #gpu.address_space<workgroup>>)
+// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK-NEXT: memref.store %[[WIDE]], %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SHARED]]
+// CHECK: memref.load %[[SHARED]]
+// CHECK-NEXT: arith.truncf %{{.*}} : f64 to f32
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+func.func @mixed_reductions(%x: memref<?x32xf32>, %y: memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %zero64 = arith.constant 0.0 : f64
+  %n = memref.dim %x, %c0 : memref<?x32xf32>
+  %wide = memref.alloc(%n) : memref<?x32xf64>
+  %s64 = memref.alloc(%n) : memref<?x1xf64>
+  %s32 = memref.alloc(%n) : memref<?x1xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x32xf32>) outs(%wide : memref<?x32xf64>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %out: f64):
+    %w = arith.extf %in : f32 to f64
+    linalg.yield %w : f64
+  }
+  linalg.fill ins(%zero64 : f64) outs(%s64 : memref<?x1xf64>)
+  linalg.fill ins(%zero : f32) outs(%s32 : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%wide : memref<?x32xf64>) outs(%s64 : memref<?x1xf64>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f64, %acc: f64):
+    %s = arith.addf %in, %acc : f64
+    linalg.yield %s : f64
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x32xf32>) outs(%s32 : memref<?x1xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s64, %s32 : memref<?x32xf32>, memref<?x1xf64>, memref<?x1xf32>) outs(%y : memref<?x32xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %a: f64, %b: f32, %out: f32):
+    %t = arith.truncf %a : f64 to f32
+    %d = arith.divf %in, %t : f32
+    %e = arith.divf %d, %b : f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %wide : memref<?x32xf64>
+  memref.dealloc %s64 : memref<?x1xf64>
+  memref.dealloc %s32 : memref<?x1xf32>
+  return
+}
