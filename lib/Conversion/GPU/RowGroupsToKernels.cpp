@@ -220,7 +220,16 @@ struct ConvertRowGroupsToKernelsPass
         break;
     }
     // Pure ops before the first member are part of the span only to be
-    // hoisted.
+    // hoisted; the reductions must agree on their element type.
+    Type reductionType;
+    for (Operation *op : group.members)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        if (rnn::matchRowReduction(generic)) {
+          Type type = generic.getBlock()->getArgument(0).getType();
+          if (reductionType && reductionType != type)
+            return std::nullopt;
+          reductionType = type;
+        }
     return group;
   }
 
@@ -285,13 +294,7 @@ struct ConvertRowGroupsToKernelsPass
       if (auto generic = dyn_cast<linalg::GenericOp>(op);
           generic && rnn::matchRowReduction(generic)) {
         ++reductionCount;
-        // Shared memory holds the widest reduction type (a layer norm's
-        // sums are f64 in an f32 group); narrower partials are widened
-        // exactly on the way in and narrowed back on the way out.
-        auto type = cast<FloatType>(generic.getBlock()->getArgument(0).getType());
-        if (!reductionType ||
-            type.getWidth() > cast<FloatType>(reductionType).getWidth())
-          reductionType = type;
+        reductionType = generic.getBlock()->getArgument(0).getType();
       }
     }
     // Enough threads for the widest row, in whole warps.
@@ -667,13 +670,7 @@ struct ConvertRowGroupsToKernelsPass
               arith::ConstantIndexOp::create(
                   hb, loc, (nextSlot + index) * (threads / rnn::kWarpSize)),
               warp);
-          Type slotType =
-              cast<MemRefType>(shared.getType()).getElementType();
-          Value stored = partial.getType() == slotType
-                             ? partial
-                             : Value(arith::ExtFOp::create(hb, loc, slotType,
-                                                           partial));
-          memref::StoreOp::create(hb, loc, stored, shared, slot);
+          memref::StoreOp::create(hb, loc, partial, shared, slot);
         }
       }
       barrier();
@@ -691,9 +688,6 @@ struct ConvertRowGroupsToKernelsPass
               Value slot = arith::AddIOp::create(
                   lb, l, arith::ConstantIndexOp::create(lb, l, base), w);
               Value partial = memref::LoadOp::create(lb, l, shared, slot);
-              if (partial.getType() != acc[0].getType())
-                partial = arith::TruncFOp::create(lb, l, acc[0].getType(),
-                                                  partial);
               scf::YieldOp::create(lb, l,
                                    rnn::combine(lb, combiner, partial, acc[0]));
             });

@@ -100,8 +100,6 @@ private:
   Pieces emitOp(Operation *op, unsigned resultIndex);
   Value scalarConstant(double value, Type type);
   Value rowReduce(const Pieces &pieces, int64_t width, bool isMax);
-  Pieces emitLayerNormOnePass(LayerNormOp norm, const Pieces &input,
-                              int64_t inWidth);
 
   CellOp cell;
   llvm::SetVector<Operation *> ops;
@@ -175,51 +173,6 @@ Value GroupBuilder::rowReduce(const Pieces &pieces, int64_t valueWidth,
       total = arith::AddFOp::create(body, loc, total, partial);
   }
   return total;
-}
-
-/// A layer norm whose row sums all come from one pass over the row: the sum
-/// and the sum of squares, accumulated in f64, give the variance as
-/// E[x²] - E[x]² without the cancellation that formula has in the input's
-/// precision. A two-pass variance (the mean first, then the squares of the
-/// centred values) costs a second reduction round on the critical path of
-/// every step; in a row-group kernel each round is a barrier and a trip
-/// through shared memory.
-Pieces GroupBuilder::emitLayerNormOnePass(LayerNormOp norm,
-                                          const Pieces &input,
-                                          int64_t inWidth) {
-  Location loc = cell.getLoc();
-  Type element = norm.getType().getElementType();
-  Type wide = body.getF64Type();
-  Pieces values, squares;
-  values.broadcast = squares.broadcast = input.broadcast;
-  for (Value x : input.scalars) {
-    Value w = arith::ExtFOp::create(body, loc, wide, x);
-    values.scalars.push_back(w);
-    squares.scalars.push_back(arith::MulFOp::create(body, loc, w, w));
-  }
-  Value count = scalarConstant(static_cast<double>(inWidth), wide);
-  Value sum = rowReduce(values, inWidth, /*isMax=*/false);
-  Value sumSquares = rowReduce(squares, inWidth, /*isMax=*/false);
-  Value mean = arith::DivFOp::create(body, loc, sum, count);
-  Value meanSquare = arith::DivFOp::create(body, loc, sumSquares, count);
-  // Rounding can leave a constant row's variance a hair below zero.
-  Value variance = arith::MaximumFOp::create(
-      body, loc,
-      arith::SubFOp::create(body, loc, meanSquare,
-                            arith::MulFOp::create(body, loc, mean, mean)),
-      scalarConstant(0.0, wide));
-  Value epsilon = scalarConstant(norm.getEpsilon().convertToDouble(), wide);
-  Value scale = math::RsqrtOp::create(
-      body, loc, arith::AddFOp::create(body, loc, variance, epsilon));
-  Value narrowMean = arith::TruncFOp::create(body, loc, element, mean);
-  Value narrowScale = arith::TruncFOp::create(body, loc, element, scale);
-  Pieces result;
-  result.broadcast = input.broadcast;
-  for (Value x : input.scalars)
-    result.scalars.push_back(arith::MulFOp::create(
-        body, loc, arith::SubFOp::create(body, loc, x, narrowMean),
-        narrowScale));
-  return result;
 }
 
 Pieces &GroupBuilder::emit(Value value) {
@@ -299,8 +252,6 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
     }
     // Layer normalisation with the biased variance, like torch.
     auto norm = cast<LayerNormOp>(op);
-    if (!element.isF64())
-      return emitLayerNormOnePass(norm, input, inWidth);
     Pieces centred;
     centred.broadcast = input.broadcast;
     for (Value x : input.scalars)
