@@ -175,7 +175,10 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
          // 512 threads per row's block: the LayerNorm LSTM at `medium` took
          // 1.708 ms against 1.783 with 256 and 2.263 with 128 (H100, one
          // process); 1024 was slower than 256 (docs/benchmarks.md).
-         "convert-buffers-to-gpu,convert-row-groups-to-kernels{block-size=512},"
+         // Distinct arguments: rnn_model_run refuses results that overlap
+         // an argument or another result, and arguments are never written.
+         "convert-buffers-to-gpu,convert-row-groups-to-kernels{block-size=512 "
+         "distinct-arguments},"
          "convert-row-reductions-to-kernels,"
          "func.func(convert-linalg-to-parallel-loops),"
          "convert-parallel-loops-to-kernels,canonicalize,cse,"

@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s -split-input-file --convert-row-groups-to-kernels | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --convert-row-groups-to-kernels=block-size=32 | FileCheck %s --check-prefix=REGS
+// RUN: rnn-opt %s -split-input-file "--convert-row-groups-to-kernels=block-size=32 distinct-arguments" | FileCheck %s --check-prefix=DISTINCT
 
 // A marked group (a row sum and a phase that divides by it) with the
 // fill that initialises the sum: one launch, a block per row, the sum kept
@@ -145,6 +146,49 @@ func.func @kept_in_registers(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
     linalg.yield %d : f32
   }
   memref.dealloc %e : memref<?x64xf32>
+  memref.dealloc %sum : memref<?x1xf32>
+  return
+}
+
+// -----
+
+// A gain read after the reduction: the load of %g does not depend on it.
+// With distinct-arguments (%g cannot overlap %y, the only buffer the kernel
+// writes) the kernel loads %g at its start, before the first shuffle, so
+// the load travels while the row is reduced; without it %g may overlap %y
+// and is loaded where it is used, after the barrier.
+// REGS-LABEL: func.func @gain_after_reduction
+// REGS: gpu.barrier
+// REGS: memref.load %arg1[
+// DISTINCT-LABEL: func.func @gain_after_reduction
+// DISTINCT: gpu.launch
+// DISTINCT-COUNT-2: memref.load %arg1[
+// DISTINCT: gpu.shuffle
+// DISTINCT: gpu.barrier
+// DISTINCT-NOT: memref.load %arg1[
+// DISTINCT: gpu.terminator
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @gain_after_reduction(%x: memref<?x64xf32>, %g: memref<64xf32>, %y: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x64xf32>
+  %sum = memref.alloc(%n) : memref<?x1xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x64xf32>) outs(%sum : memref<?x1xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum, %g : memref<?x64xf32>, memref<?x1xf32>, memref<64xf32>) outs(%y : memref<?x64xf32>) attrs = {rnn.row_group = 0 : i64} {
+  ^bb0(%in: f32, %s: f32, %gain: f32, %out: f32):
+    %d = arith.divf %in, %s : f32
+    %m = arith.mulf %d, %gain : f32
+    linalg.yield %m : f32
+  }
   memref.dealloc %sum : memref<?x1xf32>
   return
 }

@@ -174,10 +174,23 @@ def ConvertRowGroupsToKernels
     its ops is left to `convert-row-reductions-to-kernels` and the loop
     mapping. `block-size` caps the threads per block; narrower rows get
     fewer (whole warps).
+
+    Where a row's columns are unrolled (a known length), a thread keeps
+    what it stored for its columns in registers for later phases, and
+    stores into the group's own temporaries that nothing reads any more are
+    dropped. Loads from buffers that the kernel does not write (weights,
+    biases, the GEMM's output) are issued at the start of the kernel, so
+    that they travel while the first reductions run. With
+    `distinct-arguments`, buffers of two different function arguments are
+    taken not to overlap (rnn-compile's models: the runtime refuses results
+    that share memory with an argument or another result, and arguments
+    are never written); otherwise any two non-allocated buffers may.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",
-           "Most threads per block (a multiple of 32)">
+           "Most threads per block (a multiple of 32)">,
+    Option<"distinctArguments", "distinct-arguments", "bool", "false",
+           "Buffers of different function arguments do not overlap">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::arith::ArithDialect",

@@ -32,10 +32,13 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <tuple>
 
 namespace rnn {
 #define GEN_PASS_DEF_CONVERTROWGROUPSTOKERNELS
@@ -52,11 +55,24 @@ bool isAllocation(Value root) {
          root.getDefiningOp<gpu::AllocOp>();
 }
 
+/// Whether `root` is an argument of the function around it.
+bool isFunctionArgument(Value root) {
+  auto argument = dyn_cast<BlockArgument>(root);
+  return argument && isa<FunctionOpInterface>(
+                         argument.getOwner()->getParentOp());
+}
+
 /// Distinct allocations never overlap; anything else (function arguments,
-/// loop-carried buffers) may overlap anything but an allocation.
-bool mayAlias(Value a, Value b) {
+/// loop-carried buffers) may overlap anything but an allocation, except
+/// that with `distinctArguments` two different function arguments do not.
+bool mayAlias(Value a, Value b, bool distinctArguments) {
   Value ra = rnn::rootBuffer(a), rb = rnn::rootBuffer(b);
-  return ra == rb || (!isAllocation(ra) && !isAllocation(rb));
+  if (ra == rb)
+    return true;
+  if (isAllocation(ra) || isAllocation(rb))
+    return false;
+  return !(distinctArguments && isFunctionArgument(ra) &&
+           isFunctionArgument(rb));
 }
 
 /// One memory access of a kernel phase: `identity` when element (row, j)
@@ -69,12 +85,12 @@ struct Access {
 
 /// Whether two accesses by different threads may touch the same element
 /// with one of them writing.
-bool conflict(const Access &a, const Access &b) {
+bool conflict(const Access &a, const Access &b, bool distinctArguments) {
   if (!a.write && !b.write)
     return false;
   if (a.buffer == b.buffer && a.identity && b.identity)
     return false;
-  return mayAlias(a.buffer, b.buffer);
+  return mayAlias(a.buffer, b.buffer, distinctArguments);
 }
 
 /// The ops of one marked group, in order, and what the kernel does with
@@ -312,7 +328,8 @@ struct ConvertRowGroupsToKernelsPass
         rnn::createGuardedLaunch(b, loc, rows, rows, block, sharedTypes);
     Operation *guard = launch->getParentOp();
 
-    KernelBuilder kernel(launch, rowSizes, threads, escaping);
+    KernelBuilder kernel(launch, rowSizes, threads, escaping,
+                         distinctArguments);
     kernel.emit(members, rowLengths);
 
     // The group's ops are kernel code now.
@@ -327,8 +344,10 @@ struct ConvertRowGroupsToKernelsPass
   class KernelBuilder {
   public:
     KernelBuilder(gpu::LaunchOp launch, ArrayRef<Value> rowSizes,
-                  int64_t threads, const DenseSet<Value> &escaping)
+                  int64_t threads, const DenseSet<Value> &escaping,
+                  bool distinctArguments)
         : launch(launch), escaping(escaping), threads(threads),
+          distinctArguments(distinctArguments),
           b(OpBuilder::atBlockBegin(&launch.getBody().front())) {
       loc = launch.getLoc();
       thread = launch.getThreadIds().x;
@@ -346,10 +365,15 @@ struct ConvertRowGroupsToKernelsPass
       }
       if (!launch.getWorkgroupAttributions().empty())
         shared = launch.getWorkgroupAttributions().front();
+      // Loads hoisted to the start of the kernel go before this marker.
+      prologueEnd = arith::ConstantIndexOp::create(b, loc, 0);
     }
 
     void emit(ArrayRef<Operation *> members,
               const DenseMap<Operation *, Value> &rowLengths) {
+      for (Operation *op : members)
+        for (Value init : cast<linalg::LinalgOp>(op).getDpsInits())
+          written.push_back(init);
       SmallVector<std::pair<linalg::GenericOp, Operation *>> pending;
       auto flush = [&] {
         if (!pending.empty())
@@ -426,7 +450,9 @@ struct ConvertRowGroupsToKernelsPass
     void order(ArrayRef<Access> accesses) {
       bool needed = llvm::any_of(accesses, [&](const Access &a) {
         return llvm::any_of(sinceBarrier,
-                            [&](const Access &e) { return conflict(a, e); });
+                            [&](const Access &e) {
+                              return conflict(a, e, distinctArguments);
+                            });
       });
       if (needed)
         barrier();
@@ -531,6 +557,8 @@ struct ConvertRowGroupsToKernelsPass
             if (Value value = held->second.lookup(stretch))
               return value;
         }
+        if (stretch >= 0 && isReadOnly(source))
+          return prologueLoad(source, map, stretch);
         return memref::LoadOp::create(lb, l, source, indices(lb, map, column));
       };
 
@@ -639,6 +667,9 @@ struct ConvertRowGroupsToKernelsPass
                 if (held != columnValues.end())
                   element = held->second.lookup(stretch);
               }
+              if (!element && stretch >= 0 && isReadOnly(input))
+                element = prologueLoad(
+                    input, b.getMultiDimIdentityMap(row.size() + 1), stretch);
               if (!element)
                 element = memref::LoadOp::create(
                     lb, l, input,
@@ -711,12 +742,38 @@ struct ConvertRowGroupsToKernelsPass
       nextSlot += reductions.size();
     }
 
+    /// Whether nothing the kernel writes may overlap `buffer`.
+    bool isReadOnly(Value buffer) {
+      return llvm::none_of(written, [&](Value w) {
+        return mayAlias(w, buffer, distinctArguments);
+      });
+    }
+
+    /// The element of read-only `buffer` that `map` selects for this
+    /// thread's column of `stretch`, loaded at the start of the kernel
+    /// (once), so that the load overlaps the phases and reductions before
+    /// its use instead of waiting behind them.
+    Value prologueLoad(Value buffer, AffineMap map, int64_t stretch) {
+      auto key = std::make_tuple(buffer, map, stretch);
+      auto it = prologueLoads.find(key);
+      if (it != prologueLoads.end())
+        return it->second;
+      OpBuilder pb(prologueEnd);
+      Value column = arith::AddIOp::create(
+          pb, loc, thread,
+          arith::ConstantIndexOp::create(pb, loc, stretch * threads));
+      Value value =
+          memref::LoadOp::create(pb, loc, buffer, indices(pb, map, column));
+      prologueLoads[key] = value;
+      return value;
+    }
+
     /// Forgets what the registers hold for buffers that a write to
     /// `buffer` may change.
     void forgetAliasesOf(Value buffer) {
       SmallVector<Value> stale;
       for (auto &[held, values] : columnValues)
-        if (mayAlias(held, buffer))
+        if (mayAlias(held, buffer, distinctArguments))
           stale.push_back(held);
       for (Value held : stale)
         columnValues.erase(held);
@@ -725,6 +782,10 @@ struct ConvertRowGroupsToKernelsPass
     gpu::LaunchOp launch;
     const DenseSet<Value> &escaping;
     int64_t threads;
+    bool distinctArguments;
+    Operation *prologueEnd = nullptr;
+    SmallVector<Value> written; // Every buffer a member writes.
+    DenseMap<std::tuple<Value, AffineMap, int64_t>, Value> prologueLoads;
     OpBuilder b;
     Location loc = UnknownLoc();
     Value thread, zero, step, shared;
