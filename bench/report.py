@@ -136,7 +136,7 @@ def main(run_dir):
     print(probe_table(rows, probe) + "\n")
     print("### Every zoo cell at `medium`\n")
     print(zoo_table(rows) + "\n")
-    print("### Per step: cuBLAS alone and the rest\n")
+    print("### Per step: the GEMMs alone, as the model issues them, and the rest\n")
     print(breakdown_table(rows) + "\n")
     print("### Device memory\n")
     print(memory_table(rows) + "\n")
