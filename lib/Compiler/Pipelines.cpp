@@ -186,8 +186,8 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
          // hoisted them): kernels divide by constants, not by arguments.
          "sink-views-into-kernels,gpu-launch-sink-index-computations," +
          (supportsDependentLaunch(chip) ? "overlap-kernel-launches," : "") +
-         "gpu-lower-to-nvvm-pipeline{cubin-chip=" +
-         chip.str() + " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
+         "gpu-lower-to-nvvm-pipeline{cubin-chip=" + chip.str() +
+         " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
 }
 
 } // namespace rnn

@@ -58,8 +58,8 @@ bool isAllocation(Value root) {
 /// Whether `root` is an argument of the function around it.
 bool isFunctionArgument(Value root) {
   auto argument = dyn_cast<BlockArgument>(root);
-  return argument && isa<FunctionOpInterface>(
-                         argument.getOwner()->getParentOp());
+  return argument &&
+         isa<FunctionOpInterface>(argument.getOwner()->getParentOp());
 }
 
 /// Distinct allocations never overlap; anything else (function arguments,
@@ -449,10 +449,9 @@ struct ConvertRowGroupsToKernelsPass
     /// another thread accessed since the last barrier.
     void order(ArrayRef<Access> accesses) {
       bool needed = llvm::any_of(accesses, [&](const Access &a) {
-        return llvm::any_of(sinceBarrier,
-                            [&](const Access &e) {
-                              return conflict(a, e, distinctArguments);
-                            });
+        return llvm::any_of(sinceBarrier, [&](const Access &e) {
+          return conflict(a, e, distinctArguments);
+        });
       });
       if (needed)
         barrier();
@@ -483,9 +482,9 @@ struct ConvertRowGroupsToKernelsPass
     /// `stretch` is k for column thread + k * blockDim of an unrolled row,
     /// and -1 inside a loop or the guarded last stretch (whose values do not
     /// outlive their region).
-    using ColumnBody = function_ref<SmallVector<Value>(
-        OpBuilder &, Location, Value column, int64_t stretch,
-        ValueRange carried)>;
+    using ColumnBody =
+        function_ref<SmallVector<Value>(OpBuilder &, Location, Value column,
+                                        int64_t stretch, ValueRange carried)>;
 
     /// Runs `body` for this thread's columns of a row of `length` (thread,
     /// thread + blockDim, ...), carrying `init` through. A row of known

@@ -67,8 +67,7 @@ const DeviceKernels *currentKernels() {
   std::memcpy(image.data(), rnn_packed_tf32_gemm_fatbin,
               sizeof(rnn_packed_tf32_gemm_fatbin));
   if (cuCtxGetDevice(&device) == CUDA_SUCCESS &&
-      cuDeviceGetAttribute(&major,
-                           CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                            device) == CUDA_SUCCESS &&
       major >= 9 &&
       cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) ==
@@ -130,13 +129,11 @@ bool ok(CUresult result, const char *what, std::string &error) {
 }
 
 /// The packed copy of B for this call, packing it on first use.
-const PackedWeights *packedWeights(const DeviceKernels &kernels,
-                                   CUdeviceptr b, int64_t n, int64_t k,
-                                   int64_t ldb, CUstream stream,
-                                   std::string &error) {
+const PackedWeights *packedWeights(const DeviceKernels &kernels, CUdeviceptr b,
+                                   int64_t n, int64_t k, int64_t ldb,
+                                   CUstream stream, std::string &error) {
   for (const PackedWeights &entry : call.packed)
-    if (entry.weights == b && entry.n == n && entry.k == k &&
-        entry.ldb == ldb)
+    if (entry.weights == b && entry.n == n && entry.k == k && entry.ldb == ldb)
       return &entry;
   PackedWeights entry{b, n, k, ldb, 0, 0};
   if (!ok(cuMemAllocAsync(&entry.upper, n * k * 2, stream), "cuMemAllocAsync",
@@ -150,8 +147,8 @@ const PackedWeights *packedWeights(const DeviceKernels &kernels,
   call.packed.push_back(entry);
   int64_t threads = n / 8 * (k / 32) * 32;
   int nInt = static_cast<int>(n), kInt = static_cast<int>(k);
-  void *params[] = {&entry.weights, &entry.ldb, &nInt, &kInt,
-                    &entry.upper, &entry.lower};
+  void *params[] = {&entry.weights, &entry.ldb,   &nInt,
+                    &kInt,          &entry.upper, &entry.lower};
   if (!ok(cuLaunchKernel(kernels.pack, (threads + 255) / 256, 1, 1, 256, 1, 1,
                          0, stream, params, nullptr),
           "cuLaunchKernel (weight packing)", error))
@@ -214,10 +211,10 @@ PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
   CUdeviceptr upper = packed->upper, lower = packed->lower;
   int mInt = static_cast<int>(m), kInt = static_cast<int>(k),
       accumulateInt = accumulate ? 1 : 0;
-  void *params[] = {&a,     &lda, &upper, &lower,        &c,
-                    &ldc,   &mInt, &kInt, &accumulateInt};
-  if (!ok(cuLaunchKernelEx(&config, rows == 16 ? kernels->gemm16
-                                               : kernels->gemm32,
+  void *params[] = {&a,   &lda,  &upper, &lower,        &c,
+                    &ldc, &mInt, &kInt,  &accumulateInt};
+  if (!ok(cuLaunchKernelEx(&config,
+                           rows == 16 ? kernels->gemm16 : kernels->gemm32,
                            params, nullptr),
           "cuLaunchKernelEx (packed TF32 GEMM)", error))
     return PackedGemmResult::Failed;

@@ -1,4 +1,5 @@
-//===- PackedGemm.h - Recurrent GEMMs on weights packed per call -*- C++ -*-===//
+//===- PackedGemm.h - Recurrent GEMMs on weights packed per call -*- C++
+//-*-===//
 //
 // The fp32 GEMMs whose weights do not fit in L2 and which allow TF32 run on
 // our own kernel (PackedTf32Gemm.cu) with the weights packed in 20 bits,

@@ -55,8 +55,7 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4],
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
                "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
-                 "r"(b1));
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 /// The 8 weights of a lane's quad, as TF32 bit patterns.
@@ -75,8 +74,8 @@ __device__ __forceinline__ void unpack(uint4 upper, uint32_t nibbles,
 /// multiple of 32 * kSplit * kWarpsPerK.
 template <int MT>
 __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
-                     const uint32_t *lower, float *c, int64_t ldc, int m,
-                     int k, int accumulate) {
+                     const uint32_t *lower, float *c, int64_t ldc, int m, int k,
+                     int accumulate) {
   constexpr int kRows = MT * 16;
   extern __shared__ float4 shared4[];
   float *shared = reinterpret_cast<float *>(shared4);
@@ -92,10 +91,10 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
   constexpr int kSlot = kTilesPerWarp * 32; // Ring entries per stage.
   uint4 *ringUpper = reinterpret_cast<uint4 *>(shared + kRows * stride) +
                      warp * kStages * kSlot;
-  uint32_t *ringLower =
-      reinterpret_cast<uint32_t *>(reinterpret_cast<uint4 *>(
-          shared + kRows * stride) + kWarps * kStages * kSlot) +
-      warp * kStages * kSlot;
+  uint32_t *ringLower = reinterpret_cast<uint32_t *>(
+                            reinterpret_cast<uint4 *>(shared + kRows * stride) +
+                            kWarps * kStages * kSlot) +
+                        warp * kStages * kSlot;
 
   auto issue = [&](int q) {
     if (q < quads) {
@@ -120,8 +119,8 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
     issue(q);
   for (int i = threadIdx.x; i < kRows * (kRange / 4); i += kWarps * 32) {
     int row = i / (kRange / 4), col = (i % (kRange / 4)) * 4;
-    const float *source = a + static_cast<int64_t>(row < m ? row : 0) * lda +
-                          k0 + col;
+    const float *source =
+        a + static_cast<int64_t>(row < m ? row : 0) * lda + k0 + col;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
                      sharedAddress(shared + row * stride + col)),
                  "l"(source), "r"(row < m ? 16 : 0));
@@ -146,10 +145,11 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
       for (int mt = 0; mt < MT; ++mt) {
         // The tensor cores read the fp32 bits of A as TF32.
         const float *rows = shared + mt * 16 * stride + kk;
-        uint32_t fragment[4] = {__float_as_uint(rows[g * stride + t]),
-                                __float_as_uint(rows[(g + 8) * stride + t]),
-                                __float_as_uint(rows[g * stride + t + 4]),
-                                __float_as_uint(rows[(g + 8) * stride + t + 4])};
+        uint32_t fragment[4] = {
+            __float_as_uint(rows[g * stride + t]),
+            __float_as_uint(rows[(g + 8) * stride + t]),
+            __float_as_uint(rows[g * stride + t + 4]),
+            __float_as_uint(rows[(g + 8) * stride + t + 4])};
 #pragma unroll
         for (int n = 0; n < kTilesPerWarp; ++n)
           mma(acc[n][mt], fragment, b[n][2 * s], b[n][2 * s + 1]);
@@ -216,10 +216,9 @@ extern "C" __global__ void rnn_pack_tf32_weights(const float *w, int64_t ldw,
     halves[i] = bits >> 16;
     nibbles |= ((bits >> 12) & 0xf) << (4 * i);
   }
-  upper[index] = make_uint4(halves[0] | halves[1] << 16,
-                            halves[2] | halves[3] << 16,
-                            halves[4] | halves[5] << 16,
-                            halves[6] | halves[7] << 16);
+  upper[index] =
+      make_uint4(halves[0] | halves[1] << 16, halves[2] | halves[3] << 16,
+                 halves[4] | halves[5] << 16, halves[6] | halves[7] << 16);
   lower[index] = nibbles;
 }
 
