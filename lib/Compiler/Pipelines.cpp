@@ -172,12 +172,13 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
   return bufferizationPipeline() +
          ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
          "constant-b-flag},"
-         // 512 threads per row's block: the LayerNorm LSTM at `medium` took
-         // 1.708 ms against 1.783 with 256 and 2.263 with 128 (H100, one
-         // process); 1024 was slower than 256 (docs/benchmarks.md).
+         // 256 threads per row's block: since the kernels keep columns in
+         // registers and load early, the LayerNorm LSTM at `medium` took
+         // 1.388 ms with 256 against 1.463 with 512, 1.571 with 128 and
+         // 1.887 with 1024 (H100, in one process; docs/benchmarks.md).
          // Distinct arguments: rnn_model_run refuses results that overlap
          // an argument or another result, and arguments are never written.
-         "convert-buffers-to-gpu,convert-row-groups-to-kernels{block-size=512 "
+         "convert-buffers-to-gpu,convert-row-groups-to-kernels{block-size=256 "
          "distinct-arguments},"
          "convert-row-reductions-to-kernels,"
          "func.func(convert-linalg-to-parallel-loops),"
