@@ -33,6 +33,27 @@ def timed(fn):
     return start.elapsed_time(end)
 
 
+def alternate(call, switch):
+    """Median ms of `call` with the runtime setting `switch` (an environment
+    variable the runtime reads at every model call) left on and set to 0,
+    in alternation on a side stream: ROUNDS rounds of REPS timed calls each
+    way after 3 untimed ones. Returns (on, off)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    times = {True: [], False: []}
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(ROUNDS):
+            for on in (True, False):
+                if not on:
+                    os.environ[switch] = "0"
+                for _ in range(3):
+                    call()
+                times[on] += [timed(call) for _ in range(REPS)]
+                os.environ.pop(switch, None)
+    torch.cuda.current_stream().wait_stream(side)
+    return statistics.median(times[True]), statistics.median(times[False])
+
+
 def main(model_dir, names):
     for name in names or DEFAULT:
         model = CudaModel(os.path.join(model_dir, name + ".so"))
@@ -41,21 +62,8 @@ def main(model_dir, names):
         T, B = next((v for k, v in SHAPES.items() if f"_{k}_" in name + "_"), (100, 64))
         args = random_args(model, function, T, B, seed=1)
         outs = model.outputs(function, args)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        times = {True: [], False: []}
-        with torch.no_grad(), torch.cuda.stream(side):
-            for _ in range(ROUNDS):
-                for overlap in (True, False):
-                    if not overlap:
-                        os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
-                    for _ in range(3):
-                        model(function, args, outs)
-                    times[overlap] += [timed(lambda: model(function, args, outs))
-                                       for _ in range(REPS)]
-                    os.environ.pop("RNN_CUDA_OVERLAP_LAUNCHES", None)
-        torch.cuda.current_stream().wait_stream(side)
-        on, off = statistics.median(times[True]), statistics.median(times[False])
+        on, off = alternate(lambda: model(function, args, outs),
+                            "RNN_CUDA_OVERLAP_LAUNCHES")
         print(f"  {name:24s} T={T:3d} B={B:3d}  early launch {on:.3f} ms  "
               f"without {off:.3f} ms  ratio {on / off:.3f}")
 

@@ -10,21 +10,20 @@ not fit in L2 (the LSTM at `wide`).
    for B = 33 (cuBLAS both times); the GRU at `wide` (48 MiB of weights,
    96% of the H100's 50 MiB of L2) likewise.
 2. Time: the `wide` models with and without it, in alternation in one
-   process (ROUNDS rounds of REPS calls each way; medians).
+   process (overlap_ab.alternate; medians).
 
     python3 bench/packed_gemm_check.py MODEL_DIR
 (bench/gpu-run.sh sets up the library path.)
 """
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_bench import CudaModel, module_args, rel_err  # noqa: E402
+from overlap_ab import alternate  # noqa: E402
 
-ROUNDS, REPS = 8, 10
 TOLERANCE = 2e-3  # TF32 products (10-bit mantissas) over a few steps.
 
 
@@ -70,15 +69,6 @@ def check(model_dir, cell, batches, expect_packed):
     return failures
 
 
-def timed(fn):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
 def ab(model_dir, cell, T=50, B=32):
     I = H = 2048
     gru = cell == "gru"
@@ -90,20 +80,7 @@ def ab(model_dir, cell, T=50, B=32):
     args = module_args(cell, ref, xs, states, 1, False)
     name = f"{cell}_seq"
     outs = model.outputs(name, args)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    times = {True: [], False: []}
-    with torch.no_grad(), torch.cuda.stream(side):
-        for _ in range(ROUNDS):
-            for packed in (True, False):
-                if not packed:
-                    os.environ["RNN_CUDA_PACKED_GEMM"] = "0"
-                for _ in range(3):
-                    model(name, args, outs)
-                times[packed] += [timed(lambda: model(name, args, outs)) for _ in range(REPS)]
-                os.environ.pop("RNN_CUDA_PACKED_GEMM", None)
-    torch.cuda.current_stream().wait_stream(side)
-    on, off = statistics.median(times[True]), statistics.median(times[False])
+    on, off = alternate(lambda: model(name, args, outs), "RNN_CUDA_PACKED_GEMM")
     print(f"  {cell} wide T={T} B={B}: packed GEMM {on:.3f} ms, cuBLAS {off:.3f} ms, "
           f"ratio {on / off:.3f}")
 
