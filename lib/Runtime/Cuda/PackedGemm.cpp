@@ -183,7 +183,8 @@ PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
   const DeviceKernels *kernels = currentKernels();
   int64_t rows = m <= 16 ? 16 : 32;
   int64_t blocks = n / kBlockColumns * kSplit;
-  if (!kernels || !kernels->usable || n * k * 4 * 10 < kernels->l2Bytes * 9 ||
+  if (!kernels || !kernels->usable ||
+      n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10 ||
       blocks > kernels->multiprocessors ||
       sharedBytes(rows, k) > kernels->sharedBytesOptIn)
     return PackedGemmResult::NotApplicable;
