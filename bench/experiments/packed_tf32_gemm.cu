@@ -159,95 +159,15 @@ __global__ void __launch_bounds__(WARPS * 32) skinnyPacked(const float *A, int l
 }
 
 
-// The same with each warp's weights staged through its own ring of STAGES
-// shared-memory slots by cp.async (each lane copies and later reads only its
-// own bytes, so no barrier is needed): STAGES - 1 quads per n-tile in flight
-// per warp without holding them in registers. 20-bit weights only.
-template <int MT, int WARPS, int NT, int SPLIT, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32) skinnyRing(const float *A, int lda, const void *Whi, const uint32_t *Wlo, float *C, int ldc, int M, int K, int accumulate) {
-  constexpr int kCols = WARPS * NT * 8, kRows = MT * 16;
-  extern __shared__ float smem[];
-  const int kRange = K / SPLIT, rank = blockIdx.y, k0 = rank * kRange, stride = kRange + 4;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int quadsPerRow = K / 32, q0 = k0 / 32, nq = kRange / 32;
-  const int ntBase = (blockIdx.x * kCols) / 8 + warp * NT;
-  // Ring: [warp][stage][n][lane] uint4 (upper halves) then the same of uint32 (nibbles).
-  uint4 *ringHi = (uint4 *)(smem + kRows * stride) + (size_t)warp * STAGES * NT * 32;
-  uint32_t *ringLo = (uint32_t *)((uint4 *)(smem + kRows * stride) + (size_t)WARPS * STAGES * NT * 32) + (size_t)warp * STAGES * NT * 32;
-  auto issue = [&](int q) {
-    int slot = q % STAGES;
-    if (q < nq)
-#pragma unroll
-      for (int n = 0; n < NT; ++n) {
-        size_t nqIdx = (size_t)(ntBase + n) * quadsPerRow + q0 + q;
-        uint32_t dh = (uint32_t)__cvta_generic_to_shared(ringHi + (slot * NT + n) * 32 + lane);
-        uint32_t dl = (uint32_t)__cvta_generic_to_shared(ringLo + (slot * NT + n) * 32 + lane);
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dh), "l"((const uint4 *)Whi + nqIdx * 32 + lane));
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dl), "l"(Wlo + nqIdx * 32 + lane));
-      }
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-  };
-  for (int q = 0; q < STAGES - 1; ++q) issue(q);
-  for (int i = threadIdx.x; i < kRows * (kRange / 4); i += WARPS * 32) {
-    int r = i / (kRange / 4), c = (i % (kRange / 4)) * 4;
-    uint32_t dst = (uint32_t)__cvta_generic_to_shared(smem + r * stride + c);
-    const float *src = A + (size_t)(r < M ? r : 0) * lda + k0 + c;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(r < M ? 16 : 0));
-  }
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-  __syncthreads();
-  float acc[NT][MT][4] = {};
-  for (int q = 0; q < nq; ++q) {
-    issue(q + STAGES - 1);
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 1) : "memory");
-    int slot = q % STAGES;
-    uint32_t b[NT][8];
-#pragma unroll
-    for (int n = 0; n < NT; ++n) { Quad<true> d; d.a = ringHi[(slot * NT + n) * 32 + lane]; d.l = ringLo[(slot * NT + n) * 32 + lane]; unpack<true>(d, b[n]); }
-#pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      int kk = q * 32 + 8 * s;
-#pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        const float *am = smem + (m * 16) * stride + kk;
-        uint32_t a0 = __float_as_uint(am[g * stride + t]), a1 = __float_as_uint(am[(g + 8) * stride + t]);
-        uint32_t a2 = __float_as_uint(am[g * stride + t + 4]), a3 = __float_as_uint(am[(g + 8) * stride + t + 4]);
-#pragma unroll
-        for (int n = 0; n < NT; ++n) mma(acc[n][m], a0, a1, a2, a3, b[n][2 * s], b[n][2 * s + 1]);
-      }
-    }
-  }
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-  __syncthreads();
-  float *part = smem;
-#pragma unroll
-  for (int n = 0; n < NT; ++n)
-#pragma unroll
-    for (int m = 0; m < MT; ++m) {
-      int col = (warp * NT + n) * 8 + 2 * t, row = m * 16 + g;
-      part[row * kCols + col] = acc[n][m][0]; part[row * kCols + col + 1] = acc[n][m][1];
-      part[(row + 8) * kCols + col] = acc[n][m][2]; part[(row + 8) * kCols + col + 1] = acc[n][m][3];
-    }
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();
-  for (int i = threadIdx.x; i < kRows / SPLIT * kCols; i += WARPS * 32) {
-    int row = (i / kCols) * SPLIT + rank, col = i % kCols;
-    if (row >= M) continue;
-    float s = 0;
-#pragma unroll
-    for (int r = 0; r < SPLIT; ++r) s += cluster.map_shared_rank(part, r)[row * kCols + col];
-    float *c = C + (size_t)row * ldc + blockIdx.x * kCols + col;
-    *c = accumulate ? *c + s : s;
-  }
-  cluster.sync();
-}
-
-
-// As skinnyRing, but KW warps share each group of NT n-tiles, splitting the
-// block's K range between them (more warps, hence more loads in flight, per
-// SM without more shared memory for A); partial tiles [KW][rows][cols].
+// Each warp's weights staged through its own ring of STAGES shared-memory
+// slots by cp.async (each lane copies and later reads only its own bytes, so
+// no barrier is needed), 20-bit weights only. A warp takes NT n-tiles (each
+// A fragment read from shared memory then feeds NT products) and KW warps
+// share each group of NT n-tiles, splitting the block's K range between them;
+// partial tiles [KW][rows][cols]. lib/Runtime/Cuda/PackedTf32Gemm.cu is the
+// configuration NT = 4, KW = 4, STAGES = 2 of this kernel.
 template <int MT, int TILES, int NT, int KW, int SPLIT, int STAGES>
-__global__ void __launch_bounds__(TILES / NT * KW * 32) skinnyRing2(const float *A, int lda, const void *Whi, const uint32_t *Wlo, float *C, int ldc, int M, int K, int accumulate) {
+__global__ void __launch_bounds__(TILES / NT * KW * 32) skinnyRing(const float *A, int lda, const void *Whi, const uint32_t *Wlo, float *C, int ldc, int M, int K, int accumulate) {
   constexpr int GROUPS = TILES / NT, WARPS = GROUPS * KW, kCols = TILES * 8, kRows = MT * 16;
   extern __shared__ float smem[];
   const int kRange = K / SPLIT, rank = blockIdx.y, k0 = rank * kRange, stride = kRange + 4;
@@ -335,86 +255,61 @@ __global__ void lstmStep(const float *gt, float *c, float *h, int B, int H) {
 }
 
 struct Problem { const char *name; int M, N, K, steps; };
-template <int MT, int WARPS, int NT, int SPLIT, int U, bool TF20, int RING = 0>
-void run(const Problem &p, cublasHandle_t hd, cudaStream_t s) {
-  constexpr int kCols = WARPS * NT * 8;
-  int M = p.M, N = p.N, K = p.K, H = N / 4;
-  if (N % kCols || K % (32 * SPLIT) || M > 16 * MT) { printf("%s: shape not supported by this configuration\n", p.name); return; }
-  size_t smem = std::max(sizeof(float) * MT * 16 * (K / SPLIT + 4) + (size_t)RING * WARPS * NT * 32 * 20, sizeof(float) * MT * 16 * kCols);
-  auto kern = RING ? skinnyRing<MT, WARPS, NT, SPLIT, RING ? RING : 2> : skinnyPacked<MT, WARPS, NT, SPLIT, U, TF20>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-  float *A, *W, *G, *R, *c; void *hi; uint32_t *lo = nullptr;
-  size_t nw = (size_t)N * K, ng = (size_t)p.steps * M * N;
-  CK(cudaMalloc(&A, 4ull * M * K)); CK(cudaMalloc(&W, 4 * nw)); CK(cudaMalloc(&G, 4 * ng)); CK(cudaMalloc(&R, 4 * ng)); CK(cudaMalloc(&c, 4ull * M * H));
-  CK(cudaMalloc(&hi, TF20 ? 2 * nw : 4 * nw)); if (TF20) CK(cudaMalloc(&lo, nw / 2));
-  fillf<<<(M * K + 255) / 256, 256>>>(A, (size_t)M * K, 1.f, 1); fillf<<<(nw + 255) / 256, 256>>>(W, nw, 0.05f, 7);
-  fillf<<<(ng + 255) / 256, 256>>>(G, ng, 1.f, 3); CK(cudaMemcpy(R, G, 4 * ng, cudaMemcpyDeviceToDevice)); CK(cudaMemset(c, 0, 4ull * M * H));
-  size_t quads = nw / 256 * 32;
-  auto pack = [&]() { if (TF20) packTf20<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi, lo); else packF32<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi); };
-  cudaLaunchConfig_t cfg = {}; cudaLaunchAttribute attr[1];
-  cfg.gridDim = dim3(N / kCols, SPLIT); cfg.blockDim = dim3(WARPS * 32); cfg.dynamicSmemBytes = smem; cfg.stream = s;
-  attr[0].id = cudaLaunchAttributeClusterDimension; attr[0].val.clusterDim.x = 1; attr[0].val.clusterDim.y = SPLIT; attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr; cfg.numAttrs = 1;
-  float one = 1;
-  auto ours = [&](float *gt) { CK(cudaLaunchKernelEx(&cfg, kern, (const float *)A, K, (const void *)hi, (const uint32_t *)lo, gt, N, M, K, 1)); };
-  auto theirs = [&](float *gt) { CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, A, CUDA_R_32F, K, &one, gt, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)); };
-  // Correctness: one GEMM each onto the same C, against cuBLAS (both TF32).
-  // Correctness: ours and cuBLAS TF32 against cuBLAS in full fp32, one GEMM
-  // each onto the same C.
-  float *X; CK(cudaMalloc(&X, 4ull * M * N)); CK(cudaMemcpy(X, G, 4ull * M * N, cudaMemcpyDeviceToDevice));
-  pack(); ours(G); theirs(R);
-  CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, A, CUDA_R_32F, K, &one, X, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  CK(cudaStreamSynchronize(s));
-  std::vector<float> a((size_t)M * N), b((size_t)M * N), x((size_t)M * N);
-  CK(cudaMemcpy(a.data(), G, 4ull * M * N, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(b.data(), R, 4ull * M * N, cudaMemcpyDeviceToHost)); CK(cudaMemcpy(x.data(), X, 4ull * M * N, cudaMemcpyDeviceToHost));
-  double md = 0, mc = 0, mx = 0; for (size_t i = 0; i < a.size(); ++i) { md = std::max(md, (double)fabs(a[i] - x[i])); mc = std::max(mc, (double)fabs(b[i] - x[i])); mx = std::max(mx, (double)fabs(x[i])); }
-  cudaFree(X);
-  auto timeIt = [&](int which, bool withStep) {
-    cudaGraph_t g; CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    if (which == 2) pack();
-    for (int i = 0; i < p.steps; ++i) {
-      float *gt = (which ? G : R) + (size_t)i * M * N;
-      if (which) ours(gt); else theirs(gt);
-      if (withStep) lstmStep<<<dim3((H + 255) / 256, M), 256, 0, s>>>(gt, c, A, M, H);
-    }
-    CK(cudaStreamEndCapture(s, &g)); cudaGraphExec_t ge; CK(cudaGraphInstantiate(&ge, g, 0));
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1); std::vector<float> ts;
-    for (int it = 0; it < 15; ++it) { cudaEventRecord(e0, s); cudaGraphLaunch(ge, s); cudaEventRecord(e1, s); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms, e0, e1); if (it >= 3) ts.push_back(ms); }
-    std::sort(ts.begin(), ts.end()); cudaGraphExecDestroy(ge); cudaGraphDestroy(g); cudaEventDestroy(e0); cudaEventDestroy(e1);
-    return 1000 * ts[ts.size() / 2] / p.steps;
-  };
-  bool step = N % 4 == 0 && N / 4 == K;
-  float cub = timeIt(0, false), mine = timeIt(1, false), cubStep = step ? timeIt(0, true) : 0, mineStep = step ? timeIt(2, true) : 0;
-  printf("%-12s M%3d N%5d K%5d %s ring%d mt%d warps%d nt%d split%d u%d smem %3zuK grid %4d: ours %6.2f cuBLAS %6.2f us (%.2fx, %4.0f GB/s) | step+pack %6.2f cuBLAS step %6.2f (%.2fx) | max|err| vs fp32: ours %.1e cuBLAS-TF32 %.1e of %.1e\n",
-         p.name, M, N, K, TF20 ? "tf20" : "f32 ", RING, MT, WARPS, NT, SPLIT, U, smem >> 10, N / kCols * SPLIT, mine, cub, cub / mine,
-         (TF20 ? 2.5 : 4.0) * N * K / (mine * 1e3), mineStep, cubStep, step ? cubStep / mineStep : 0, md, mc, mx);
-  cudaFree(A); cudaFree(W); cudaFree(G); cudaFree(R); cudaFree(c); cudaFree(hi); if (lo) cudaFree(lo);
+
+// A kernel configuration to measure: what it is called in the output and how
+// it is launched (grid N / cols x split, clusters of split blocks).
+struct Variant {
+  char label[96];
+  const void *kernel;
+  int rows, cols, threads, split;
+  size_t smem;
+  bool tf20;
+};
+
+// The register-pipelined kernel (skinnyPacked).
+template <int MT, int WARPS, int NT, int SPLIT, int U, bool TF20> Variant registers(int K) {
+  Variant v{{}, (const void *)skinnyPacked<MT, WARPS, NT, SPLIT, U, TF20>, MT * 16, WARPS * NT * 8, WARPS * 32, SPLIT,
+            std::max(sizeof(float) * MT * 16 * (K / SPLIT + 4), sizeof(float) * MT * 16 * WARPS * NT * 8), TF20};
+  snprintf(v.label, sizeof v.label, "%s registers mt%d warps%d nt%d split%d u%d", TF20 ? "tf20" : "f32 ", MT, WARPS, NT, SPLIT, U);
+  return v;
 }
 
-template <int MT, int TILES, int NT2, int KW, int SPLIT, int RING>
-void run2(const Problem &p, cublasHandle_t hd, cudaStream_t s) {
-  constexpr int kCols = TILES * 8, WARPS = TILES / NT2 * KW, NT = NT2, U = 1; constexpr bool TF20 = true;
+// The ring kernel (skinnyRing).
+template <int MT, int TILES, int NT, int KW, int SPLIT, int STAGES> Variant ring(int K) {
+  constexpr int WARPS = TILES / NT * KW;
+  Variant v{{}, (const void *)skinnyRing<MT, TILES, NT, KW, SPLIT, STAGES>, MT * 16, TILES * 8, WARPS * 32, SPLIT,
+            std::max(sizeof(float) * MT * 16 * (K / SPLIT + 4) + (size_t)STAGES * WARPS * NT * 32 * 20, sizeof(float) * MT * 16 * TILES * 8 * KW),
+            true};
+  snprintf(v.label, sizeof v.label, "tf20 ring%d mt%d warps%d nt%d kw%d split%d", STAGES, MT, WARPS, NT, KW, SPLIT);
+  return v;
+}
+
+// Checks one variant against cuBLAS in full fp32 and times it against
+// cublasGemmEx (TF32) in CUDA graphs, the GEMM alone and with the dependent
+// LSTM step kernel (ours then including the packing, once per graph).
+void measure(const Problem &p, const Variant &v, cublasHandle_t hd, cudaStream_t s) {
   int M = p.M, N = p.N, K = p.K, H = N / 4;
-  if (N % kCols || K % (32 * SPLIT) || M > 16 * MT) { printf("%s: shape not supported by this configuration\n", p.name); return; }
-  size_t smem = std::max(sizeof(float) * MT * 16 * (K / SPLIT + 4) + (size_t)RING * WARPS * NT2 * 32 * 20, sizeof(float) * MT * 16 * kCols * KW);
-  auto kern = skinnyRing2<MT, TILES, NT2, KW, SPLIT, RING>;
-  CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  if (N % v.cols || K % (32 * v.split) || M > v.rows) { printf("%s: shape not supported by %s\n", p.name, v.label); return; }
+  CK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
   float *A, *W, *G, *R, *c; void *hi; uint32_t *lo = nullptr;
   size_t nw = (size_t)N * K, ng = (size_t)p.steps * M * N;
   CK(cudaMalloc(&A, 4ull * M * K)); CK(cudaMalloc(&W, 4 * nw)); CK(cudaMalloc(&G, 4 * ng)); CK(cudaMalloc(&R, 4 * ng)); CK(cudaMalloc(&c, 4ull * M * H));
-  CK(cudaMalloc(&hi, TF20 ? 2 * nw : 4 * nw)); if (TF20) CK(cudaMalloc(&lo, nw / 2));
+  CK(cudaMalloc(&hi, v.tf20 ? 2 * nw : 4 * nw)); if (v.tf20) CK(cudaMalloc(&lo, nw / 2));
   fillf<<<(M * K + 255) / 256, 256>>>(A, (size_t)M * K, 1.f, 1); fillf<<<(nw + 255) / 256, 256>>>(W, nw, 0.05f, 7);
   fillf<<<(ng + 255) / 256, 256>>>(G, ng, 1.f, 3); CK(cudaMemcpy(R, G, 4 * ng, cudaMemcpyDeviceToDevice)); CK(cudaMemset(c, 0, 4ull * M * H));
   size_t quads = nw / 256 * 32;
-  auto pack = [&]() { if (TF20) packTf20<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi, lo); else packF32<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi); };
+  auto pack = [&]() { if (v.tf20) packTf20<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi, lo); else packF32<<<(quads + 255) / 256, 256, 0, s>>>(W, N, K, (uint4 *)hi); };
   cudaLaunchConfig_t cfg = {}; cudaLaunchAttribute attr[1];
-  cfg.gridDim = dim3(N / kCols, SPLIT); cfg.blockDim = dim3(WARPS * 32); cfg.dynamicSmemBytes = smem; cfg.stream = s;
-  attr[0].id = cudaLaunchAttributeClusterDimension; attr[0].val.clusterDim.x = 1; attr[0].val.clusterDim.y = SPLIT; attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(N / v.cols, v.split); cfg.blockDim = dim3(v.threads); cfg.dynamicSmemBytes = v.smem; cfg.stream = s;
+  attr[0].id = cudaLaunchAttributeClusterDimension; attr[0].val.clusterDim.x = 1; attr[0].val.clusterDim.y = v.split; attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr; cfg.numAttrs = 1;
   float one = 1;
-  auto ours = [&](float *gt) { CK(cudaLaunchKernelEx(&cfg, kern, (const float *)A, K, (const void *)hi, (const uint32_t *)lo, gt, N, M, K, 1)); };
+  const float *aArg = A; const void *hiArg = hi; const uint32_t *loArg = lo; int ldaArg = K, ldcArg = N, mArg = M, kArg = K, accArg = 1;
+  auto ours = [&](float *gt) {
+    void *args[] = {&aArg, &ldaArg, &hiArg, &loArg, &gt, &ldcArg, &mArg, &kArg, &accArg};
+    CK(cudaLaunchKernelExC(&cfg, v.kernel, args));
+  };
   auto theirs = [&](float *gt) { CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K, &one, W, CUDA_R_32F, K, A, CUDA_R_32F, K, &one, gt, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)); };
-  // Correctness: one GEMM each onto the same C, against cuBLAS (both TF32).
   // Correctness: ours and cuBLAS TF32 against cuBLAS in full fp32, one GEMM
   // each onto the same C.
   float *X; CK(cudaMalloc(&X, 4ull * M * N)); CK(cudaMemcpy(X, G, 4ull * M * N, cudaMemcpyDeviceToDevice));
@@ -441,23 +336,25 @@ void run2(const Problem &p, cublasHandle_t hd, cudaStream_t s) {
   };
   bool step = N % 4 == 0 && N / 4 == K;
   float cub = timeIt(0, false), mine = timeIt(1, false), cubStep = step ? timeIt(0, true) : 0, mineStep = step ? timeIt(2, true) : 0;
-  printf("%-12s M%3d N%5d K%5d %s KW%d ring%d mt%d warps%d nt%d split%d u%d smem %3zuK grid %4d: ours %6.2f cuBLAS %6.2f us (%.2fx, %4.0f GB/s) | step+pack %6.2f cuBLAS step %6.2f (%.2fx) | max|err| vs fp32: ours %.1e cuBLAS-TF32 %.1e of %.1e\n",
-         p.name, M, N, K, TF20 ? "tf20" : "f32 ", KW, RING, MT, WARPS, NT, SPLIT, U, smem >> 10, N / kCols * SPLIT, mine, cub, cub / mine,
-         (TF20 ? 2.5 : 4.0) * N * K / (mine * 1e3), mineStep, cubStep, step ? cubStep / mineStep : 0, md, mc, mx);
+  printf("%-12s M%3d N%5d K%5d %s smem %3zuK grid %4d: ours %6.2f cuBLAS %6.2f us (%.2fx, %4.0f GB/s) | step+pack %6.2f cuBLAS step %6.2f (%.2fx) | max|err| vs fp32: ours %.1e cuBLAS-TF32 %.1e of %.1e\n",
+         p.name, M, N, K, v.label, v.smem >> 10, N / v.cols * v.split, mine, cub, cub / mine,
+         (v.tf20 ? 2.5 : 4.0) * N * K / (mine * 1e3), mineStep, cubStep, step ? cubStep / mineStep : 0, md, mc, mx);
   cudaFree(A); cudaFree(W); cudaFree(G); cudaFree(R); cudaFree(c); cudaFree(hi); if (lo) cudaFree(lo);
 }
 
 int main() {
   cublasHandle_t hd; CK(cublasCreate(&hd)); cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(hd, s));
-  Problem wide{"wide lstm", 32, 8192, 2048, 50}, wideGru{"wide gru", 32, 6144, 2048, 50}, medium{"medium lstm", 64, 4096, 1024, 100};
-  run<2, 16, 1, 2, 1, true, 4>(wide, hd, s);
-  run2<2, 16, 1, 1, 2, 4>(wide, hd, s);
-  run2<2, 16, 2, 2, 2, 4>(wide, hd, s);
-  run2<2, 16, 2, 2, 2, 3>(wide, hd, s);
-  run2<2, 16, 4, 4, 2, 2>(wide, hd, s);
-  run2<2, 16, 4, 2, 2, 3>(wide, hd, s);
-  run2<2, 16, 2, 4, 2, 2>(wide, hd, s);
-  run2<2, 16, 2, 2, 2, 4>(wideGru, hd, s);
-  run2<1, 16, 2, 2, 2, 4>(Problem{"wide B16", 16, 8192, 2048, 50}, hd, s);
+  Problem wide{"wide lstm", 32, 8192, 2048, 50}, wideGru{"wide gru", 32, 6144, 2048, 50}, wide16{"wide B16", 16, 8192, 2048, 50},
+      medium{"medium lstm", 64, 4096, 1024, 100};
+  // The way there: weights through registers (fp32 and 20-bit), then rings
+  // with a warp per n-tile, more warps along K, more n-tiles per warp.
+  for (const Variant &v : {registers<2, 8, 2, 2, 4, false>(wide.K), registers<2, 8, 2, 2, 4, true>(wide.K), ring<2, 16, 1, 1, 2, 4>(wide.K),
+                           ring<2, 16, 1, 2, 2, 4>(wide.K), ring<2, 16, 2, 2, 2, 4>(wide.K), ring<2, 16, 2, 2, 2, 3>(wide.K),
+                           ring<2, 16, 4, 2, 2, 3>(wide.K), ring<2, 16, 2, 4, 2, 2>(wide.K), ring<2, 16, 4, 4, 2, 2>(wide.K)})
+    measure(wide, v, hd, s);
+  // The runtime's configuration at other shapes (M <= 16: one m-tile).
+  measure(wideGru, ring<2, 16, 4, 4, 2, 2>(wideGru.K), hd, s);
+  measure(wide16, ring<1, 16, 4, 4, 2, 2>(wide16.K), hd, s);
+  measure(medium, ring<4, 16, 4, 4, 2, 2>(medium.K), hd, s);
   return 0;
 }

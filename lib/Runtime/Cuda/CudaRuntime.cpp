@@ -15,6 +15,7 @@
 
 #include "rnn/Runtime/rnn_cuda_runtime.h"
 
+#include "CudaErrors.h"
 #include "PackedGemm.h"
 
 #include <cublas_v2.h>
@@ -35,12 +36,14 @@ thread_local std::string threadError;
 std::mutex loadMutex;
 std::string loadError; // Errors while loading kernels (any thread).
 
-void record(const std::string &message) {
+} // namespace
+
+void rnn::cuda::record(const std::string &message) {
   if (threadError.empty())
     threadError = message;
 }
 
-bool check(CUresult result, const char *what) {
+bool rnn::cuda::check(CUresult result, const char *what) {
   if (result == CUDA_SUCCESS)
     return true;
   const char *name = nullptr, *text = nullptr;
@@ -50,6 +53,11 @@ bool check(CUresult result, const char *what) {
          (text ? std::string(" (") + text + ")" : std::string()));
   return false;
 }
+
+using rnn::cuda::check;
+using rnn::cuda::record;
+
+namespace {
 
 int32_t defaultDevice = 0;
 
@@ -471,31 +479,22 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
                               int64_t ldc) {
   if (m == 0 || n == 0)
     return;
-  cublasHandle_t handle = threadHandle();
-  if (!handle) {
-    record("cublasCreate failed");
-    return;
-  }
-  cublasSetStream(handle, currentStream);
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands
   // and read each row-major buffer as its column-major transpose.
   bool bIsNK = (flags & 1) == 0;
   bool tf32 = (flags & 2) != 0;
   bool accumulate = (flags & 4) != 0;
   bool constantB = (flags & 8) != 0;
-  if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0) {
-    std::string error;
-    switch (rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc,
-                                     accumulate, currentStream, error)) {
-    case rnn::cuda::PackedGemmResult::Done:
-      return;
-    case rnn::cuda::PackedGemmResult::Failed:
-      record(error);
-      return;
-    case rnn::cuda::PackedGemmResult::NotApplicable:
-      break;
-    }
+  if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0 &&
+      rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
+                               currentStream))
+    return;
+  cublasHandle_t handle = threadHandle();
+  if (!handle) {
+    record("cublasCreate failed");
+    return;
   }
+  cublasSetStream(handle, currentStream);
   cublasComputeType_t compute =
       abDtype == 1 ? CUBLAS_COMPUTE_64F
                    : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32

@@ -16,6 +16,8 @@
 
 #include "PackedGemm.h"
 
+#include "CudaErrors.h"
+
 #include <algorithm>
 #include <cstring>
 #include <list>
@@ -119,28 +121,19 @@ struct CallState {
 };
 thread_local CallState call;
 
-bool ok(CUresult result, const char *what, std::string &error) {
-  if (result == CUDA_SUCCESS)
-    return true;
-  const char *name = nullptr;
-  cuGetErrorName(result, &name);
-  error = std::string(what) + " failed: " + (name ? name : "CUDA error");
-  return false;
-}
-
 /// The packed copy of B for this call, packing it on first use.
 const PackedWeights *packedWeights(const DeviceKernels &kernels, CUdeviceptr b,
                                    int64_t n, int64_t k, int64_t ldb,
-                                   CUstream stream, std::string &error) {
+                                   CUstream stream) {
   for (const PackedWeights &entry : call.packed)
     if (entry.weights == b && entry.n == n && entry.k == k && entry.ldb == ldb)
       return &entry;
   PackedWeights entry{b, n, k, ldb, 0, 0};
-  if (!ok(cuMemAllocAsync(&entry.upper, n * k * 2, stream), "cuMemAllocAsync",
-          error))
+  if (!check(cuMemAllocAsync(&entry.upper, n * k * 2, stream),
+             "cuMemAllocAsync"))
     return nullptr;
-  if (!ok(cuMemAllocAsync(&entry.lower, n * k / 2, stream), "cuMemAllocAsync",
-          error)) {
+  if (!check(cuMemAllocAsync(&entry.lower, n * k / 2, stream),
+             "cuMemAllocAsync")) {
     cuMemFreeAsync(entry.upper, stream);
     return nullptr;
   }
@@ -149,9 +142,9 @@ const PackedWeights *packedWeights(const DeviceKernels &kernels, CUdeviceptr b,
   int nInt = static_cast<int>(n), kInt = static_cast<int>(k);
   void *params[] = {&entry.weights, &entry.ldb,   &nInt,
                     &kInt,          &entry.upper, &entry.lower};
-  if (!ok(cuLaunchKernel(kernels.pack, (threads + 255) / 256, 1, 1, 256, 1, 1,
-                         0, stream, params, nullptr),
-          "cuLaunchKernel (weight packing)", error))
+  if (!check(cuLaunchKernel(kernels.pack, (threads + 255) / 256, 1, 1, 256, 1,
+                            1, 0, stream, params, nullptr),
+             "cuLaunchKernel (weight packing)"))
     return nullptr;
   return &call.packed.back();
 }
@@ -172,14 +165,13 @@ void endPackedWeightsCall(CUstream stream) {
   call.active = false;
 }
 
-PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-                               int64_t lda, CUdeviceptr b, int64_t ldb,
-                               CUdeviceptr c, int64_t ldc, bool accumulate,
-                               CUstream stream, std::string &error) {
+bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
+                   CUdeviceptr b, int64_t ldb, CUdeviceptr c, int64_t ldc,
+                   bool accumulate, CUstream stream) {
   if (!call.active || m < 1 || m > 32 || n % kBlockColumns != 0 ||
       k % (32 * kSplit * kWarpsPerK) != 0 || a % 16 != 0 || lda % 4 != 0 ||
       n > (int64_t{1} << 30) || k > (int64_t{1} << 30))
-    return PackedGemmResult::NotApplicable;
+    return false;
   const DeviceKernels *kernels = currentKernels();
   int64_t rows = m <= 16 ? 16 : 32;
   int64_t blocks = n / kBlockColumns * kSplit;
@@ -187,11 +179,11 @@ PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
       n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10 ||
       blocks > kernels->multiprocessors ||
       sharedBytes(rows, k) > kernels->sharedBytesOptIn)
-    return PackedGemmResult::NotApplicable;
-  const PackedWeights *packed =
-      packedWeights(*kernels, b, n, k, ldb, stream, error);
+    return false;
+  // From here on the GEMM is ours: a failure is recorded, not retried.
+  const PackedWeights *packed = packedWeights(*kernels, b, n, k, ldb, stream);
   if (!packed)
-    return PackedGemmResult::Failed;
+    return true;
 
   CUlaunchAttribute cluster = {};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -214,12 +206,11 @@ PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
       accumulateInt = accumulate ? 1 : 0;
   void *params[] = {&a,   &lda,  &upper, &lower,        &c,
                     &ldc, &mInt, &kInt,  &accumulateInt};
-  if (!ok(cuLaunchKernelEx(&config,
-                           rows == 16 ? kernels->gemm16 : kernels->gemm32,
-                           params, nullptr),
-          "cuLaunchKernelEx (packed TF32 GEMM)", error))
-    return PackedGemmResult::Failed;
-  return PackedGemmResult::Done;
+  check(cuLaunchKernelEx(&config,
+                         rows == 16 ? kernels->gemm16 : kernels->gemm32, params,
+                         nullptr),
+        "cuLaunchKernelEx (packed TF32 GEMM)");
+  return true;
 }
 
 } // namespace rnn::cuda

@@ -13,7 +13,6 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <string>
 
 namespace rnn::cuda {
 
@@ -24,19 +23,16 @@ namespace rnn::cuda {
 void beginPackedWeightsCall(bool enabled);
 void endPackedWeightsCall(CUstream stream);
 
-/// What tryPackedGemm did.
-enum class PackedGemmResult { NotApplicable, Done, Failed };
-
 /// C[m, n] (+)= A[m, k] · B[n, k]ᵀ with TF32, f32 operands and result, for a
 /// B that stays unchanged during the call (the compiler's
-/// RNN_GEMM_B_CONSTANT). NotApplicable leaves everything to cuBLAS: outside
-/// a model call, before sm_90, for weights under 90% of L2, more than 32
-/// rows, sizes the kernel does not tile, or A not 16-byte aligned. On
-/// Failed, `error` says why.
-PackedGemmResult tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-                               int64_t lda, CUdeviceptr b, int64_t ldb,
-                               CUdeviceptr c, int64_t ldc, bool accumulate,
-                               CUstream stream, std::string &error);
+/// RNN_GEMM_B_CONSTANT). Returns false, having done nothing, where cuBLAS is
+/// to run it: outside a model call, before sm_90, for weights under 90% of
+/// L2, more than 32 rows, sizes the kernel does not tile, or A not 16-byte
+/// aligned. Returns true when it issued the GEMM or recorded why it could
+/// not (CudaErrors.h).
+bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
+                   CUdeviceptr b, int64_t ldb, CUdeviceptr c, int64_t ldc,
+                   bool accumulate, CUstream stream);
 
 } // namespace rnn::cuda
 
