@@ -12,9 +12,9 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 # RNN_PROFILE=only runs the per-kernel profile alone (below).
 if [ "${RNN_PROFILE:-1}" != only ]; then
 python3 "$ROOT/bench/gpu_bench.py" "$GPU/models" "${OUT:-/tmp}/gpu-bench.json"
-# The runtime's packed TF32 GEMM (LSTM at `wide`): checked, then timed
-# against cuBLAS in the same process.
-python3 "$ROOT/bench/packed_gemm_check.py" "$GPU/models" | tee "${OUT:-/tmp}/packed-gemm.txt"
+# The runtime's own GEMM kernels (packed TF32 GEMM at `wide`, small-batch
+# GEMV at `small-latency`): checked, then timed against cuBLAS in one process.
+python3 "$ROOT/bench/runtime_gemm_check.py" "$GPU/models" | tee "${OUT:-/tmp}/runtime-gemm.txt"
 # The hand-written path of ../shared/bench/step_probe.cu, in the same session.
 NVCC="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
 if [ -f "$GPU/step_probe.cu" ] && [ -x "$NVCC" ]; then

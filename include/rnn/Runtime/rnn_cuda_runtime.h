@@ -63,14 +63,20 @@ void rnn_cuda_overlap_next_launch(void);
  * (RNN_GEMM_B_CONSTANT) says that B's contents do not change until the
  * model call ends. Pointers are device addresses.
  *
- * cuBLAS runs the products, except one kind: inside a model call
+ * cuBLAS runs the products, except two kinds. First, inside a model call
  * (rnn_cuda_call) on sm_90 or later, an f32 product that allows TF32 with a
  * constant n x k B of at least 90% of the GPU's L2 cache, at most 32 rows,
  * n a multiple of 128 with n / 64 blocks fitting on the GPU at once, k a
  * multiple of 256 and a 16-byte aligned A runs on the runtime's own kernel:
  * B is rounded to TF32 and packed in 20 bits per weight on its first use in
  * the call (n * k * 2.5 bytes, freed when the call ends), and every product
- * with it reads the packed copy (docs/runtime.md). */
+ * with it reads the packed copy (docs/cuda.md). Second, on sm_90 or
+ * later, an f32 product of at most 8 rows with an n x k B, k at most 2048
+ * and a multiple of 4, 16-byte aligned A and B and strides that are
+ * multiples of 4 runs on the runtime's GEMV kernel in exact fp32, launched
+ * so that it overlaps the launch of the kernel before it and lets the next
+ * one launch early (RNN_CUDA_GEMV=0, read per model call, keeps these on
+ * cuBLAS). */
 void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
                    int64_t b, int64_t ldb, int64_t c, int64_t ldc);

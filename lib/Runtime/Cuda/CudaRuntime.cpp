@@ -17,6 +17,7 @@
 
 #include "CudaErrors.h"
 #include "PackedGemm.h"
+#include "SmallBatchGemv.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -147,6 +148,14 @@ bool packedGemmEnabled() {
 }
 thread_local bool packedThisCall = true;
 
+/// RNN_CUDA_GEMV=0 runs GEMMs of few rows on cuBLAS too (SmallBatchGemv.h);
+/// read per call like RNN_CUDA_OVERLAP_LAUNCHES.
+bool gemvEnabled() {
+  const char *value = getenv("RNN_CUDA_GEMV");
+  return !value || std::strcmp(value, "0") != 0;
+}
+thread_local bool gemvThisCall = true;
+
 bool graphsEnabled() {
   static const bool enabled = [] {
     const char *value = getenv("RNN_CUDA_GRAPHS");
@@ -189,6 +198,7 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   rnn_cuda_set_stream(stream);
   overlapThisCall = dependentLaunchEnabled();
   packedThisCall = packedGemmEnabled();
+  gemvThisCall = gemvEnabled();
   // A call issues one GEMM and a few kernels per time step; launched one by
   // one from the host, their launch cost dominates at small batch. The
   // second call with the same buffers and shapes is captured into a graph
@@ -204,6 +214,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     id += "|no-overlap";
   if (!packedThisCall)
     id += "|no-packed-gemm";
+  if (!gemvThisCall)
+    id += "|no-gemv";
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -488,6 +500,10 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0 &&
       rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
                                currentStream))
+    return;
+  if (gemvThisCall && bIsNK && abDtype == 0 && cDtype == 0 &&
+      rnn::cuda::trySmallBatchGemv(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
+                                   overlapThisCall, currentStream))
     return;
   cublasHandle_t handle = threadHandle();
   if (!handle) {

@@ -17,16 +17,10 @@
 #include "PackedGemm.h"
 
 #include "CudaErrors.h"
+#include "RuntimeKernels.h"
 
 #include <algorithm>
-#include <cstring>
-#include <list>
-#include <mutex>
 #include <vector>
-
-// const unsigned char rnn_packed_tf32_gemm_fatbin[]: PackedTf32Gemm.cu built
-// for sm_90 with PTX (CMakeLists.txt).
-#include "PackedTf32Gemm.fatbin.inc"
 
 namespace rnn::cuda {
 namespace {
@@ -36,70 +30,6 @@ constexpr int64_t kBlockColumns = 128, kSplit = 2, kWarpsPerK = 4,
                   kThreads = 512;
 constexpr int64_t kRingBytes =
     16 /*warps*/ * 2 /*stages*/ * 4 /*n-tiles*/ * 32 * (16 + 4);
-
-/// What the kernel needs to know about the current device.
-struct DeviceKernels {
-  CUcontext context = nullptr;
-  bool usable = false; // sm_90 or later and the module loaded.
-  int64_t l2Bytes = 0, multiprocessors = 0, sharedBytesOptIn = 0;
-  CUfunction pack = nullptr, gemm16 = nullptr, gemm32 = nullptr;
-};
-
-std::mutex kernelsMutex;
-std::list<DeviceKernels> kernelsPerContext; // Stable addresses.
-
-/// The kernels for the current context, loaded on first use. Failures make
-/// the packed path unusable (cuBLAS then runs every GEMM) rather than
-/// failing the call.
-const DeviceKernels *currentKernels() {
-  CUcontext context = nullptr;
-  if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context)
-    return nullptr;
-  std::lock_guard<std::mutex> lock(kernelsMutex);
-  for (const DeviceKernels &kernels : kernelsPerContext)
-    if (kernels.context == context)
-      return &kernels;
-  DeviceKernels kernels;
-  kernels.context = context;
-  CUdevice device;
-  int major = 0, l2 = 0, sms = 0, optIn = 0;
-  CUmodule module = nullptr;
-  // The image must be 8-byte aligned; the embedded array may not be.
-  std::vector<uint64_t> image((sizeof(rnn_packed_tf32_gemm_fatbin) + 7) / 8);
-  std::memcpy(image.data(), rnn_packed_tf32_gemm_fatbin,
-              sizeof(rnn_packed_tf32_gemm_fatbin));
-  if (cuCtxGetDevice(&device) == CUDA_SUCCESS &&
-      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                           device) == CUDA_SUCCESS &&
-      major >= 9 &&
-      cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) ==
-          CUDA_SUCCESS &&
-      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                           device) == CUDA_SUCCESS &&
-      cuDeviceGetAttribute(
-          &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-          device) == CUDA_SUCCESS &&
-      cuModuleLoadData(&module, image.data()) == CUDA_SUCCESS &&
-      cuModuleGetFunction(&kernels.pack, module, "rnn_pack_tf32_weights") ==
-          CUDA_SUCCESS &&
-      cuModuleGetFunction(&kernels.gemm16, module,
-                          "rnn_packed_tf32_gemm_m16") == CUDA_SUCCESS &&
-      cuModuleGetFunction(&kernels.gemm32, module,
-                          "rnn_packed_tf32_gemm_m32") == CUDA_SUCCESS &&
-      cuFuncSetAttribute(kernels.gemm16,
-                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                         optIn) == CUDA_SUCCESS &&
-      cuFuncSetAttribute(kernels.gemm32,
-                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                         optIn) == CUDA_SUCCESS) {
-    kernels.usable = true;
-    kernels.l2Bytes = l2;
-    kernels.multiprocessors = sms;
-    kernels.sharedBytesOptIn = optIn;
-  }
-  kernelsPerContext.push_back(kernels);
-  return &kernelsPerContext.back();
-}
 
 /// Shared memory of a block: A's rows for half of K, then the warps' rings
 /// (the partial tiles reuse the space afterwards).
@@ -122,7 +52,7 @@ struct CallState {
 thread_local CallState call;
 
 /// The packed copy of B for this call, packing it on first use.
-const PackedWeights *packedWeights(const DeviceKernels &kernels, CUdeviceptr b,
+const PackedWeights *packedWeights(const RuntimeKernels &kernels, CUdeviceptr b,
                                    int64_t n, int64_t k, int64_t ldb,
                                    CUstream stream) {
   for (const PackedWeights &entry : call.packed)
@@ -142,8 +72,8 @@ const PackedWeights *packedWeights(const DeviceKernels &kernels, CUdeviceptr b,
   int nInt = static_cast<int>(n), kInt = static_cast<int>(k);
   void *params[] = {&entry.weights, &entry.ldb,   &nInt,
                     &kInt,          &entry.upper, &entry.lower};
-  if (!check(cuLaunchKernel(kernels.pack, (threads + 255) / 256, 1, 1, 256, 1,
-                            1, 0, stream, params, nullptr),
+  if (!check(cuLaunchKernel(kernels.packWeights, (threads + 255) / 256, 1, 1,
+                            256, 1, 1, 0, stream, params, nullptr),
              "cuLaunchKernel (weight packing)"))
     return nullptr;
   return &call.packed.back();
@@ -172,7 +102,7 @@ bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
       k % (32 * kSplit * kWarpsPerK) != 0 || a % 16 != 0 || lda % 4 != 0 ||
       n > (int64_t{1} << 30) || k > (int64_t{1} << 30))
     return false;
-  const DeviceKernels *kernels = currentKernels();
+  const RuntimeKernels *kernels = currentKernels();
   int64_t rows = m <= 16 ? 16 : 32;
   int64_t blocks = n / kBlockColumns * kSplit;
   if (!kernels || !kernels->usable ||
@@ -206,9 +136,9 @@ bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
       accumulateInt = accumulate ? 1 : 0;
   void *params[] = {&a,   &lda,  &upper, &lower,        &c,
                     &ldc, &mInt, &kInt,  &accumulateInt};
-  check(cuLaunchKernelEx(&config,
-                         rows == 16 ? kernels->gemm16 : kernels->gemm32, params,
-                         nullptr),
+  check(cuLaunchKernelEx(
+            &config, rows == 16 ? kernels->packedGemm16 : kernels->packedGemm32,
+            params, nullptr),
         "cuLaunchKernelEx (packed TF32 GEMM)");
   return true;
 }

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""On the GPU machine: the runtime's own GEMM kernels, each checked and then
+timed against cuBLAS.
+
+* The packed TF32 GEMM (lib/Runtime/Cuda/PackedGemm.h): the recurrent GEMM
+  of fp32 models whose weights do not fit in L2 (`wide`), up to 32 rows;
+  RNN_CUDA_PACKED_GEMM=0 turns it off.
+* The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): fp32 GEMMs of up
+  to 8 rows (`small-latency`), launched so that it overlaps the launches of
+  the step's pointwise kernel; RNN_CUDA_GEMV=0 turns it off.
+
+1. Correctness: models against torch.nn.LSTM/GRU in float64 for batch sizes
+   on both sides of the kernel's row limit, with the kernel and without it;
+   the two runs must differ where the kernel ran (at or under the limit) and
+   agree exactly past it (cuBLAS both times).
+2. Time: the benchmark shapes with and without it, in alternation in one
+   process (overlap_ab.alternate; medians).
+
+    python3 bench/runtime_gemm_check.py MODEL_DIR
+(bench/gpu-run.sh sets up the library path.)
+"""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_bench import CudaModel, module_args, rel_err  # noqa: E402
+from overlap_ab import alternate  # noqa: E402
+
+# TF32 products (10-bit mantissas) over a few steps; the GEMV is exact fp32,
+# cuBLAS (the runs without it) TF32.
+TOLERANCE = 2e-3
+
+
+def run(model, name, args, switch, enabled):
+    if not enabled:
+        os.environ[switch] = "0"
+    try:
+        outs = model.outputs(name, args)
+        model(name, args, outs)
+        torch.cuda.synchronize()
+        return outs
+    finally:
+        os.environ.pop(switch, None)
+
+
+def setup(model_dir, cell, size, seed, T, B):
+    gru = cell == "gru"
+    model = CudaModel(os.path.join(model_dir, f"{cell}_I{size}_H{size}.so"))
+    torch.manual_seed(seed)
+    ref = (torch.nn.GRU if gru else torch.nn.LSTM)(size, size).cuda()
+    xs = torch.randn(T, B, size, device="cuda")
+    states = [torch.randn(1, B, size, device="cuda") for _ in range(1 if gru else 2)]
+    return model, ref, xs, states, module_args(cell, ref, xs, states, 1, False)
+
+
+def check(model_dir, cell, size, batches, switch, max_rows):
+    failures = 0
+    for B in batches:
+        model, ref, xs, states, args = setup(model_dir, cell, size, 0, 4, B)
+        ref64 = type(ref)(size, size).cuda().double()
+        ref64.load_state_dict(ref.state_dict())
+        with torch.no_grad():
+            expected, _ = ref64(xs.double(), states[0].double() if cell == "gru"
+                                else tuple(s.double() for s in states))
+        name = f"{cell}_seq"
+        on, off = (run(model, name, args, switch, e) for e in (True, False))
+        err_on = rel_err(on[0].cpu().numpy(), expected.cpu().numpy())
+        err_off = rel_err(off[0].cpu().numpy(), expected.cpu().numpy())
+        same = all(torch.equal(a, b) for a, b in zip(on, off))
+        ran = B <= max_rows
+        ok = err_on <= TOLERANCE and err_off <= TOLERANCE and same != ran
+        failures += not ok
+        print(f"  {cell} H={size} B={B:2d}: kernel {'expected' if ran else 'not expected'}, "
+              f"rel. error vs float64 {err_on:.1e} ({switch}=0: {err_off:.1e}), "
+              f"results {'identical' if same else 'differ'}: {'PASS' if ok else 'FAIL'}")
+    return failures
+
+
+def ab(model_dir, cell, size, T, B, switch):
+    model, _, _, _, args = setup(model_dir, cell, size, 1, T, B)
+    name = f"{cell}_seq"
+    outs = model.outputs(name, args)
+    on, off = alternate(lambda: model(name, args, outs), switch)
+    print(f"  {cell} H={size} T={T} B={B}: with the kernel {on:.3f} ms, "
+          f"{switch}=0 {off:.3f} ms, ratio {on / off:.3f}")
+
+
+def main(model_dir):
+    packed, gemv = "RNN_CUDA_PACKED_GEMM", "RNN_CUDA_GEMV"
+    print("== packed TF32 GEMM: correctness (T=4) against float64")
+    failures = check(model_dir, "lstm", 2048, [1, 5, 16, 17, 31, 32, 33], packed, 32)
+    failures += check(model_dir, "gru", 2048, [1, 32, 33], packed, 32)
+    print("== small-batch GEMV: correctness (T=4) against float64")
+    failures += check(model_dir, "lstm", 256, [1, 2, 7, 8, 9], gemv, 8)
+    failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8)
+    failures += check(model_dir, "lstm", 1024, [1, 8, 9], gemv, 8)
+    print("== packed TF32 GEMM: time (`wide`), in alternation")
+    ab(model_dir, "lstm", 2048, 50, 32, packed)
+    ab(model_dir, "gru", 2048, 50, 32, packed)
+    print("== small-batch GEMV: time (`small-latency`), in alternation")
+    ab(model_dir, "lstm", 256, 100, 1, gemv)
+    ab(model_dir, "gru", 256, 100, 1, gemv)
+    if failures:
+        sys.exit(f"runtime GEMM check: {failures} FAIL")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,94 @@
+//===- RuntimeKernels.cpp - The runtime's own CUDA kernels ----------------===//
+
+#include "RuntimeKernels.h"
+
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <vector>
+
+// const unsigned char rnn_<name>_fatbin[]: the .cu files built for sm_90
+// with PTX (CMakeLists.txt).
+#include "PackedTf32Gemm.fatbin.inc"
+#include "SmallBatchGemv.fatbin.inc"
+
+namespace rnn::cuda {
+namespace {
+
+std::mutex kernelsMutex;
+std::list<RuntimeKernels> kernelsPerContext; // Stable addresses.
+
+/// Loads an embedded image (which must be 8-byte aligned: the array may not
+/// be).
+CUmodule loadModule(const unsigned char *data, size_t size) {
+  std::vector<uint64_t> image((size + 7) / 8);
+  std::memcpy(image.data(), data, size);
+  CUmodule module = nullptr;
+  if (cuModuleLoadData(&module, image.data()) != CUDA_SUCCESS)
+    return nullptr;
+  return module;
+}
+
+bool load(RuntimeKernels &kernels) {
+  CUdevice device;
+  int major = 0, l2 = 0, sms = 0, optIn = 0;
+  if (cuCtxGetDevice(&device) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                           device) != CUDA_SUCCESS ||
+      major < 9 ||
+      cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) !=
+          CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                           device) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(
+          &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+          device) != CUDA_SUCCESS)
+    return false;
+  kernels.l2Bytes = l2;
+  kernels.multiprocessors = sms;
+  kernels.sharedBytesOptIn = optIn;
+
+  CUmodule packed = loadModule(rnn_packed_tf32_gemm_fatbin,
+                               sizeof(rnn_packed_tf32_gemm_fatbin));
+  CUmodule gemv = loadModule(rnn_small_batch_gemv_fatbin,
+                             sizeof(rnn_small_batch_gemv_fatbin));
+  if (!packed || !gemv)
+    return false;
+  auto get = [](CUmodule module, CUfunction &function, const char *name) {
+    return cuModuleGetFunction(&function, module, name) == CUDA_SUCCESS;
+  };
+  if (!get(packed, kernels.packWeights, "rnn_pack_tf32_weights") ||
+      !get(packed, kernels.packedGemm16, "rnn_packed_tf32_gemm_m16") ||
+      !get(packed, kernels.packedGemm32, "rnn_packed_tf32_gemm_m32") ||
+      !get(gemv, kernels.gemv[0], "rnn_small_batch_gemv_k256") ||
+      !get(gemv, kernels.gemv[1], "rnn_small_batch_gemv_k512") ||
+      !get(gemv, kernels.gemv[2], "rnn_small_batch_gemv_k1024") ||
+      !get(gemv, kernels.gemv[3], "rnn_small_batch_gemv_k2048"))
+    return false;
+  // The packed GEMM stages A in shared memory beyond the default 48 KiB.
+  for (CUfunction gemm : {kernels.packedGemm16, kernels.packedGemm32})
+    if (cuFuncSetAttribute(gemm,
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           optIn) != CUDA_SUCCESS)
+      return false;
+  return true;
+}
+
+} // namespace
+
+const RuntimeKernels *currentKernels() {
+  CUcontext context = nullptr;
+  if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(kernelsMutex);
+  for (const RuntimeKernels &kernels : kernelsPerContext)
+    if (kernels.context == context)
+      return &kernels;
+  RuntimeKernels kernels;
+  kernels.context = context;
+  kernels.usable = load(kernels);
+  kernelsPerContext.push_back(kernels);
+  return &kernelsPerContext.back();
+}
+
+} // namespace rnn::cuda

@@ -1,0 +1,48 @@
+//===- SmallBatchGemv.cpp - Recurrent products of a few rows --------------===//
+
+#include "SmallBatchGemv.h"
+
+#include "CudaErrors.h"
+#include "RuntimeKernels.h"
+
+namespace rnn::cuda {
+
+bool trySmallBatchGemv(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
+                       int64_t lda, CUdeviceptr b, int64_t ldb, CUdeviceptr c,
+                       int64_t ldc, bool accumulate, bool dependentLaunch,
+                       CUstream stream) {
+  constexpr int64_t kColumnsPerBlock = 8; // A warp per column.
+  if (m < 1 || m > kGemvMaxRows || k < 1 || k > 2048 || k % 4 != 0 ||
+      a % 16 != 0 || b % 16 != 0 || lda % 4 != 0 || ldb % 4 != 0 ||
+      n > (int64_t{1} << 30))
+    return false;
+  const RuntimeKernels *kernels = currentKernels();
+  if (!kernels || !kernels->usable)
+    return false;
+  CUfunction kernel = k <= 256    ? kernels->gemv[0]
+                      : k <= 512  ? kernels->gemv[1]
+                      : k <= 1024 ? kernels->gemv[2]
+                                  : kernels->gemv[3];
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = (n + kColumnsPerBlock - 1) / kColumnsPerBlock;
+  config.gridDimY = 1;
+  config.gridDimZ = 1;
+  config.blockDimX = 32 * kColumnsPerBlock;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = dependentLaunch ? 1 : 0;
+  int mInt = static_cast<int>(m), nInt = static_cast<int>(n),
+      kInt = static_cast<int>(k), accumulateInt = accumulate ? 1 : 0;
+  void *params[] = {&a,   &lda,  &b,    &ldb,  &c,
+                    &ldc, &mInt, &nInt, &kInt, &accumulateInt};
+  check(cuLaunchKernelEx(&config, kernel, params, nullptr),
+        "cuLaunchKernelEx (small-batch GEMV)");
+  return true;
+}
+
+} // namespace rnn::cuda
