@@ -5,9 +5,9 @@ timed against cuBLAS.
 * The packed TF32 GEMM (lib/Runtime/Cuda/PackedGemm.h): the recurrent GEMM
   of fp32 models whose weights do not fit in L2 (`wide`), up to 32 rows;
   RNN_CUDA_PACKED_GEMM=0 turns it off.
-* The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): fp32 GEMMs of up
-  to 8 rows (`small-latency`), launched so that it overlaps the launches of
-  the step's pointwise kernel; RNN_CUDA_GEMV=0 turns it off.
+* The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): GEMMs of up to 8
+  rows (`small-latency`, fp32 and bf16), launched so that it overlaps the
+  launches of the step's pointwise kernel; RNN_CUDA_GEMV=0 turns it off.
 
 1. Correctness: models against torch.nn.LSTM/GRU in float64 for batch sizes
    on both sides of the kernel's row limit, with the kernel and without it;
@@ -29,8 +29,9 @@ from gpu_bench import CudaModel, module_args, rel_err  # noqa: E402
 from overlap_ab import alternate  # noqa: E402
 
 # TF32 products (10-bit mantissas) over a few steps; the GEMV is exact fp32,
-# cuBLAS (the runs without it) TF32.
-TOLERANCE = 2e-3
+# cuBLAS (the runs without it) TF32. bf16 models: bf16 inputs and weights
+# against the float64 module.
+TOLERANCE = {False: 2e-3, True: 2e-2}
 
 
 def run(model, name, args, switch, enabled):
@@ -45,20 +46,22 @@ def run(model, name, args, switch, enabled):
         os.environ.pop(switch, None)
 
 
-def setup(model_dir, cell, size, seed, T, B):
+def setup(model_dir, cell, size, seed, T, B, bf16=False):
     gru = cell == "gru"
-    model = CudaModel(os.path.join(model_dir, f"{cell}_I{size}_H{size}.so"))
+    dtype = "_bf16" if bf16 else ""
+    model = CudaModel(os.path.join(model_dir, f"{cell}{dtype}_I{size}_H{size}.so"))
     torch.manual_seed(seed)
     ref = (torch.nn.GRU if gru else torch.nn.LSTM)(size, size).cuda()
     xs = torch.randn(T, B, size, device="cuda")
     states = [torch.randn(1, B, size, device="cuda") for _ in range(1 if gru else 2)]
-    return model, ref, xs, states, module_args(cell, ref, xs, states, 1, False)
+    return model, ref, xs, states, module_args(cell, ref, xs, states, 1, bf16)
 
 
-def check(model_dir, cell, size, batches, switch, max_rows):
+def check(model_dir, cell, size, batches, switch, max_rows, bf16=False):
     failures = 0
+    tolerance = TOLERANCE[bf16]
     for B in batches:
-        model, ref, xs, states, args = setup(model_dir, cell, size, 0, 4, B)
+        model, ref, xs, states, args = setup(model_dir, cell, size, 0, 4, B, bf16)
         ref64 = type(ref)(size, size).cuda().double()
         ref64.load_state_dict(ref.state_dict())
         with torch.no_grad():
@@ -66,24 +69,24 @@ def check(model_dir, cell, size, batches, switch, max_rows):
                                 else tuple(s.double() for s in states))
         name = f"{cell}_seq"
         on, off = (run(model, name, args, switch, e) for e in (True, False))
-        err_on = rel_err(on[0].cpu().numpy(), expected.cpu().numpy())
-        err_off = rel_err(off[0].cpu().numpy(), expected.cpu().numpy())
+        err_on = rel_err(on[0].float().cpu().numpy(), expected.cpu().numpy())
+        err_off = rel_err(off[0].float().cpu().numpy(), expected.cpu().numpy())
         same = all(torch.equal(a, b) for a, b in zip(on, off))
         ran = B <= max_rows
-        ok = err_on <= TOLERANCE and err_off <= TOLERANCE and same != ran
+        ok = err_on <= tolerance and err_off <= tolerance and same != ran
         failures += not ok
-        print(f"  {cell} H={size} B={B:2d}: kernel {'expected' if ran else 'not expected'}, "
+        print(f"  {cell}{' bf16' if bf16 else ''} H={size} B={B:2d}: kernel {'expected' if ran else 'not expected'}, "
               f"rel. error vs float64 {err_on:.1e} ({switch}=0: {err_off:.1e}), "
               f"results {'identical' if same else 'differ'}: {'PASS' if ok else 'FAIL'}")
     return failures
 
 
-def ab(model_dir, cell, size, T, B, switch):
-    model, _, _, _, args = setup(model_dir, cell, size, 1, T, B)
+def ab(model_dir, cell, size, T, B, switch, bf16=False):
+    model, _, _, _, args = setup(model_dir, cell, size, 1, T, B, bf16)
     name = f"{cell}_seq"
     outs = model.outputs(name, args)
     on, off = alternate(lambda: model(name, args, outs), switch)
-    print(f"  {cell} H={size} T={T} B={B}: with the kernel {on:.3f} ms, "
+    print(f"  {cell}{' bf16' if bf16 else ''} H={size} T={T} B={B}: with the kernel {on:.3f} ms, "
           f"{switch}=0 {off:.3f} ms, ratio {on / off:.3f}")
 
 
@@ -96,12 +99,16 @@ def main(model_dir):
     failures += check(model_dir, "lstm", 256, [1, 2, 7, 8, 9], gemv, 8)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8)
     failures += check(model_dir, "lstm", 1024, [1, 8, 9], gemv, 8)
+    failures += check(model_dir, "lstm", 256, [1, 8, 9], gemv, 8, bf16=True)
+    failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8, bf16=True)
     print("== packed TF32 GEMM: time (`wide`), in alternation")
     ab(model_dir, "lstm", 2048, 50, 32, packed)
     ab(model_dir, "gru", 2048, 50, 32, packed)
     print("== small-batch GEMV: time (`small-latency`), in alternation")
     ab(model_dir, "lstm", 256, 100, 1, gemv)
     ab(model_dir, "gru", 256, 100, 1, gemv)
+    ab(model_dir, "lstm", 256, 100, 1, gemv, bf16=True)
+    ab(model_dir, "gru", 256, 100, 1, gemv, bf16=True)
     if failures:
         sys.exit(f"runtime GEMM check: {failures} FAIL")
 

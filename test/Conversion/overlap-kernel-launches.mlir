@@ -48,12 +48,12 @@ func.func @step(%buf: memref<8xf32>, %n: index, %go: i1) {
 
 // -----
 
-// After a bf16 (or f16) cuBLAS GEMM, launching early was slower: a function
-// that calls the GEMM with reduced-precision operands (rnn_dtype 2 or 3 in
-// its first argument) keeps stream order; an f32 one does not.
+// Kernels after bf16 GEMMs wait and are announced too: whether to launch
+// them early is the runtime's call (it knows whether cuBLAS or its own
+// kernel ran the GEMM).
 // CHECK-LABEL: func.func @bf16_step
-// CHECK-NOT: nvvm.griddepcontrol
-// CHECK-NOT: call @rnn_cuda_overlap_next_launch
+// CHECK: call @rnn_cuda_overlap_next_launch
+// CHECK: nvvm.griddepcontrol wait
 // CHECK-LABEL: func.func @f32_step
 // CHECK: call @rnn_cuda_overlap_next_launch
 // CHECK: nvvm.griddepcontrol wait

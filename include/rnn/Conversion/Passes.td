@@ -275,21 +275,17 @@ def OverlapKernelLaunches
     preceded by a call to `function` (no arguments), which tells the
     runtime that the next launch may use the attribute. Launches without
     the call keep the usual stream order, so kernels from elsewhere that do
-    not wait are never launched early. Functions that call `gemm-function`
-    with bf16 or f16 operands are left alone: after cuBLAS's reduced
-    precision GEMMs, launching early made the step slower on the H100
-    (docs/benchmarks.md). Idempotent.
+    not wait are never launched early. The runtime may still launch a
+    kernel in stream order (the CUDA runtime does after cuBLAS's bf16 and
+    f16 GEMMs, where launching early made steps slower on the H100:
+    docs/cuda.md). Idempotent.
   }];
   let options = [
     Option<"function", "function", "std::string",
            "\"rnn_cuda_overlap_next_launch\"",
-           "Host function called before each launch that waits">,
-    Option<"gemmFunction", "gemm-function", "std::string",
-           "\"rnn_cuda_gemm\"",
-           "The GEMM function (convert-matmul-to-library-gemm's `function`)">
+           "Host function called before each launch that waits">
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::func::FuncDialect",
+  let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect"];
 }

@@ -46,7 +46,9 @@ void rnn_cuda_release_graphs(const char *prefix, size_t size);
  * (programmatic dependent launch, sm_90 and later). Only for kernels that
  * execute griddepcontrol.wait before touching memory: code compiled by
  * rnn-compile --target=cuda calls it before each of its kernels (pass
- * overlap-kernel-launches). The environment variable
+ * overlap-kernel-launches). It is a no-op right after a GEMM that cuBLAS
+ * ran with bf16 or f16 data (launching early after those made steps
+ * slower). The environment variable
  * RNN_CUDA_OVERLAP_LAUNCHES=0 turns it into a no-op; it is read at the
  * start of every model call (rnn_cuda_call), and graphs captured with and
  * without it are kept apart. */
@@ -71,11 +73,12 @@ void rnn_cuda_overlap_next_launch(void);
  * B is rounded to TF32 and packed in 20 bits per weight on its first use in
  * the call (n * k * 2.5 bytes, freed when the call ends), and every product
  * with it reads the packed copy (docs/cuda.md). Second, on sm_90 or
- * later, an f32 product of at most 8 rows with an n x k B, k at most 2048
- * and a multiple of 4, 16-byte aligned A and B and strides that are
- * multiples of 4 runs on the runtime's GEMV kernel in exact fp32, launched
- * so that it overlaps the launch of the kernel before it and lets the next
- * one launch early (RNN_CUDA_GEMV=0, read per model call, keeps these on
+ * later, a product of at most 8 rows with f32, bf16 or f16 A and B, an
+ * n x k B, an f32 C, k at most 2048, 16-byte aligned A and B, and k, lda
+ * and ldb multiples of 16 bytes' worth of elements runs on the runtime's
+ * GEMV kernel (sums in f32; for f32 operands exact fp32), launched so that
+ * it overlaps the launch of the kernel before it and lets the next one
+ * launch early (RNN_CUDA_GEMV=0, read per model call, keeps these on
  * cuBLAS). */
 void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,

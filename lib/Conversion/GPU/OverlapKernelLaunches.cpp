@@ -11,9 +11,6 @@
 
 #include "rnn/Conversion/Passes.h"
 
-#include "rnn/Runtime/rnn_runtime.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -28,20 +25,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `func` calls the GEMM function `gemm` with bf16 or f16 operands
-/// (its first argument, the rnn_dtype of A and B).
-bool callsReducedPrecisionGemm(func::FuncOp func, StringRef gemm) {
-  WalkResult found = func.walk([&](func::CallOp call) {
-    if (call.getCallee() != gemm || call.getNumOperands() == 0)
-      return WalkResult::advance();
-    auto code = call.getOperand(0).getDefiningOp<arith::ConstantIntOp>();
-    if (code && (code.value() == RNN_BF16 || code.value() == RNN_F16))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return found.wasInterrupted();
-}
-
 bool startsWithWait(gpu::LaunchOp launch) {
   Block &entry = launch.getBody().front();
   auto wait = dyn_cast<NVVM::GriddepcontrolOp>(&entry.front());
@@ -55,17 +38,11 @@ struct OverlapKernelLaunchesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::LaunchOp> launches;
-    module.walk([&](func::FuncOp func) {
-      // cuBLAS's bf16/f16 GEMMs on sm_90 let the next grid become resident
-      // while they run; our kernels then sat on the GEMM's SMs and made
-      // the steps of bf16 models 2-7% slower (measured on the H100,
-      // docs/benchmarks.md), where fp32/TF32 models gained 2-5%.
-      if (callsReducedPrecisionGemm(func, gemmFunction))
-        return;
-      func.walk([&](gpu::LaunchOp launch) {
-        if (!startsWithWait(launch))
-          launches.push_back(launch);
-      });
+    // Whether a launch after a GEMM really overlaps is the runtime's call:
+    // it knows which library ran the GEMM (docs/cuda.md).
+    module.walk([&](gpu::LaunchOp launch) {
+      if (!startsWithWait(launch))
+        launches.push_back(launch);
     });
     if (launches.empty())
       return;

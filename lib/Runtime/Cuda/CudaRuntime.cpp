@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Runtime/rnn_cuda_runtime.h"
+#include "rnn/Runtime/rnn_runtime.h"
 
 #include "CudaErrors.h"
 #include "PackedGemm.h"
@@ -155,6 +156,10 @@ bool gemvEnabled() {
   return !value || std::strcmp(value, "0") != 0;
 }
 thread_local bool gemvThisCall = true;
+
+/// Whether the last work issued on this thread is a GEMM that cuBLAS ran
+/// with bf16 or f16 data (rnn_cuda_overlap_next_launch).
+thread_local bool afterReducedPrecisionCublas = false;
 
 bool graphsEnabled() {
   static const bool enabled = [] {
@@ -317,7 +322,12 @@ thread_local bool overlapNextLaunch = false;
 } // namespace
 
 RNN_EXPORT void rnn_cuda_overlap_next_launch() {
-  overlapNextLaunch = overlapThisCall;
+  // cuBLAS's bf16/f16 GEMMs on sm_90 let the next grid become resident
+  // while they run; our kernels then sat on the GEMM's SMs and made the
+  // steps of bf16 models 2-7% slower (measured on the H100,
+  // docs/benchmarks.md), where after f32/TF32 GEMMs and our own kernels
+  // early launch gains.
+  overlapNextLaunch = overlapThisCall && !afterReducedPrecisionCublas;
 }
 
 RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -328,6 +338,7 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  size_t /*paramsCount*/) {
   bool overlap = overlapNextLaunch;
   overlapNextLaunch = false;
+  afterReducedPrecisionCublas = false;
   if (!function)
     return; // The missing kernel was recorded.
   if (!overlap) {
@@ -489,6 +500,7 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
                               int64_t m, int64_t n, int64_t k, int64_t a,
                               int64_t lda, int64_t b, int64_t ldb, int64_t c,
                               int64_t ldc) {
+  afterReducedPrecisionCublas = false;
   if (m == 0 || n == 0)
     return;
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands
@@ -501,10 +513,12 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
       rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
                                currentStream))
     return;
-  if (gemvThisCall && bIsNK && abDtype == 0 && cDtype == 0 &&
-      rnn::cuda::trySmallBatchGemv(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
-                                   overlapThisCall, currentStream))
+  if (gemvThisCall && bIsNK && cDtype == RNN_F32 &&
+      rnn::cuda::trySmallBatchGemv(abDtype, m, n, k, a, lda, b, ldb, c, ldc,
+                                   accumulate, overlapThisCall, currentStream))
     return;
+  afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
+                                cDtype == RNN_BF16 || cDtype == RNN_F16;
   cublasHandle_t handle = threadHandle();
   if (!handle) {
     record("cublasCreate failed");

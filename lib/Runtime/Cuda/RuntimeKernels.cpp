@@ -5,6 +5,7 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <string>
 #include <vector>
 
 // const unsigned char rnn_<name>_fatbin[]: the .cu files built for sm_90
@@ -59,12 +60,16 @@ bool load(RuntimeKernels &kernels) {
   };
   if (!get(packed, kernels.packWeights, "rnn_pack_tf32_weights") ||
       !get(packed, kernels.packedGemm16, "rnn_packed_tf32_gemm_m16") ||
-      !get(packed, kernels.packedGemm32, "rnn_packed_tf32_gemm_m32") ||
-      !get(gemv, kernels.gemv[0], "rnn_small_batch_gemv_k256") ||
-      !get(gemv, kernels.gemv[1], "rnn_small_batch_gemv_k512") ||
-      !get(gemv, kernels.gemv[2], "rnn_small_batch_gemv_k1024") ||
-      !get(gemv, kernels.gemv[3], "rnn_small_batch_gemv_k2048"))
+      !get(packed, kernels.packedGemm32, "rnn_packed_tf32_gemm_m32"))
     return false;
+  const char *types[] = {"f32", "bf16", "f16"};
+  for (int type = 0; type < 3; ++type)
+    for (int size = 0; size < 4; ++size) {
+      std::string name = std::string("rnn_small_batch_gemv_") + types[type] +
+                         "_k" + std::to_string(256 << size);
+      if (!get(gemv, kernels.gemv[type][size], name.c_str()))
+        return false;
+    }
   // The packed GEMM stages A in shared memory beyond the default 48 KiB.
   for (CUfunction gemm : {kernels.packedGemm16, kernels.packedGemm32})
     if (cuFuncSetAttribute(gemm,

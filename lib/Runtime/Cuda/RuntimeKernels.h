@@ -25,8 +25,9 @@ struct RuntimeKernels {
   /// PackedTf32Gemm.cu.
   CUfunction packWeights = nullptr, packedGemm16 = nullptr,
              packedGemm32 = nullptr;
-  /// SmallBatchGemv.cu, for K up to 256, 512, 1024 and 2048.
-  CUfunction gemv[4] = {};
+  /// SmallBatchGemv.cu: [f32, bf16, f16 operands][K up to 256, 512, 1024,
+  /// 2048].
+  CUfunction gemv[3][4] = {};
 };
 
 /// The kernels of the current context (loaded on first use), or nullptr

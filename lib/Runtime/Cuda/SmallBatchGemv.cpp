@@ -5,24 +5,34 @@
 #include "CudaErrors.h"
 #include "RuntimeKernels.h"
 
+#include "rnn/Runtime/rnn_runtime.h"
+
 namespace rnn::cuda {
 
-bool trySmallBatchGemv(int64_t m, int64_t n, int64_t k, CUdeviceptr a,
-                       int64_t lda, CUdeviceptr b, int64_t ldb, CUdeviceptr c,
-                       int64_t ldc, bool accumulate, bool dependentLaunch,
-                       CUstream stream) {
+bool trySmallBatchGemv(int32_t dtype, int64_t m, int64_t n, int64_t k,
+                       CUdeviceptr a, int64_t lda, CUdeviceptr b, int64_t ldb,
+                       CUdeviceptr c, int64_t ldc, bool accumulate,
+                       bool dependentLaunch, CUstream stream) {
   constexpr int64_t kColumnsPerBlock = 8; // A warp per column.
-  if (m < 1 || m > kGemvMaxRows || k < 1 || k > 2048 || k % 4 != 0 ||
-      a % 16 != 0 || b % 16 != 0 || lda % 4 != 0 || ldb % 4 != 0 ||
+  int type = dtype == RNN_F32    ? 0
+             : dtype == RNN_BF16 ? 1
+             : dtype == RNN_F16  ? 2
+                                 : -1;
+  if (type < 0)
+    return false;
+  // Elements per 16-byte vector: a lane loads whole vectors.
+  int64_t vector = type == 0 ? 4 : 8;
+  if (m < 1 || m > kGemvMaxRows || k < 1 || k > 2048 || k % vector != 0 ||
+      a % 16 != 0 || b % 16 != 0 || lda % vector != 0 || ldb % vector != 0 ||
       n > (int64_t{1} << 30))
     return false;
   const RuntimeKernels *kernels = currentKernels();
   if (!kernels || !kernels->usable)
     return false;
-  CUfunction kernel = k <= 256    ? kernels->gemv[0]
-                      : k <= 512  ? kernels->gemv[1]
-                      : k <= 1024 ? kernels->gemv[2]
-                                  : kernels->gemv[3];
+  CUfunction kernel = kernels->gemv[type][k <= 256    ? 0
+                                          : k <= 512  ? 1
+                                          : k <= 1024 ? 2
+                                                      : 3];
   CUlaunchAttribute attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   attribute.value.programmaticStreamSerializationAllowed = 1;
