@@ -2,7 +2,8 @@
 """On the GPU machine: checks every compiled zoo model against float64
 references and the LSTM/GRU benchmark models against torch.nn.LSTM/GRU, then
 times ours and cuDNN (torch.nn.LSTM/GRU, defaults) in the same process on the
-same inputs: CUDA events around each call, warm-up first, median of repeats.
+same inputs: CUDA events around each call, warm-up first, median of repeats,
+ours and cuDNN in alternating rounds.
 
     python3 bench/gpu_bench.py MODEL_DIR OUT_JSON
 (bench/gpu-run.sh runs it with the right library path.)
@@ -13,6 +14,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 import numpy as np
 import torch
@@ -27,6 +29,11 @@ from test_examples import ARGS, make_args  # noqa: E402
 
 REPEATS = 15
 WARMUP = 3
+# Warm-up also lasts at least this long: while the host compiles a baseline
+# (torch.compile takes seconds) the GPU idles and lowers its clocks, and the
+# next model's first timings ran at them (a GRU at `small-latency` once took
+# 0.624 ms in the table and 0.292 ms in the same call's runtime_gemm_check).
+WARMUP_S = 0.2
 
 
 def to_tensor(t):
@@ -76,10 +83,14 @@ def rel_err(ours, ref):
     return float(np.max(np.abs(ours - ref)) / max(np.max(np.abs(ref)), 1e-30))
 
 
-def time_ms(fn):
-    for _ in range(WARMUP):
+def time_ms(fn, samples=None):
+    """Median ms of REPEATS calls of fn after a warm-up; the times are also
+    appended to `samples` if given."""
+    start, calls = time.perf_counter(), 0
+    while calls < WARMUP or time.perf_counter() - start < WARMUP_S:
         fn()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+        calls += 1
     times = []
     for _ in range(REPEATS):
         start = torch.cuda.Event(enable_timing=True)
@@ -89,19 +100,37 @@ def time_ms(fn):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
+    if samples is not None:
+        samples += times
     return statistics.median(times)
 
 
-def time_without_overlap(fn):
-    """time_ms(fn) with our kernels launched only after the work ahead of
-    them has finished (no programmatic dependent launch): the runtime reads
-    RNN_CUDA_OVERLAP_LAUNCHES on every call and captures a graph of its
-    own."""
-    os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
-    try:
-        return time_ms(fn)
-    finally:
-        del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
+def time_in_rounds(blocks, rounds=3):
+    """Median ms of each (fn, stream) in `blocks`, timed in alternation:
+    `rounds` rounds, each timing every block in turn (time_ms, REPEATS
+    calls), medians over all rounds' calls. Something that slows the GPU
+    for a while (we saw a model's calls take 1.5x for a whole block, never
+    when re-measured) then hits every block of a round rather than one of
+    them."""
+    samples = [[] for _ in blocks]
+    for _ in range(rounds):
+        for i, (fn, stream) in enumerate(blocks):
+            with torch.cuda.stream(stream):
+                time_ms(fn, samples[i])
+    return [statistics.median(t) for t in samples]
+
+
+def without_overlap(fn):
+    """fn with our kernels launched only after the work ahead of them has
+    finished (no programmatic dependent launch): the runtime reads
+    RNN_CUDA_OVERLAP_LAUNCHES on every call and keeps a graph of its own."""
+    def call():
+        os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
+        try:
+            fn()
+        finally:
+            del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
+    return call
 
 
 def check_zoo(model_dir, report):
@@ -344,17 +373,24 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
         direct = time_ms(lambda: model(name, args, outs))
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
+        call = lambda: model(name, args, outs)  # noqa: E731
         with torch.cuda.stream(side):
+            # The graph's memory: the first replays, before the graph of the
+            # run without early launch exists.
             pool.reset()
-            ours = time_ms(lambda: model(name, args, outs))
+            for _ in range(3):
+                call()
+            side.synchronize()
             _, graph_high = pool.high()
-            no_overlap = time_without_overlap(lambda: model(name, args, outs))
+        ours, no_overlap, cudnn = time_in_rounds(
+            [(call, side), (without_overlap(call), side),
+             (lambda: cudnn_module(*cudnn_inputs), torch.cuda.current_stream())])
+        with torch.cuda.stream(side):
             model(name, args, outs)
             side.synchronize()
             graph_err = rel_err(outs[0].cpu().numpy(),
                                 expected.double().cpu().numpy())
         torch.cuda.current_stream().wait_stream(side)
-        cudnn = time_ms(lambda: cudnn_module(*cudnn_inputs))
         compiled, compile_s = None, None
         if with_compile:
             forward, compile_s = compiled_baseline(kind, args, L, bf16)
@@ -403,12 +439,17 @@ def random_args(model, name, T, B, seed):
     return args
 
 
-def bench_zoo(model_dir, cfg, lstm_ms, report):
+def bench_zoo(model_dir, cfg, report):
     """Every zoo cell (bench/make_zoo_models.py) at `medium`, timed as our
-    LSTM (graph replay on a side stream), against our own LSTM's time."""
+    LSTM (graph replay on a side stream), in rounds with our LSTM model
+    (lstm_I1024_H1024) so that the ratio compares the same moments."""
     T, B = cfg["T"], cfg["B"]
-    print(f"== every zoo cell at medium (T={T}, B={B}, I=H={cfg['H']}) vs our LSTM "
-          f"({lstm_ms:.3f} ms)")
+    lstm = CudaModel(os.path.join(model_dir, f"lstm_I{cfg['I']}_H{cfg['H']}.so"))
+    lstm_args = random_args(lstm, "lstm_seq", T, B, seed=5)
+    lstm_outs = lstm.outputs("lstm_seq", lstm_args)
+    lstm_side = torch.cuda.Stream()
+    print(f"== every zoo cell at medium (T={T}, B={B}, I=H={cfg['H']}), in rounds "
+          f"with our LSTM")
     for path in sorted(glob.glob(os.path.join(model_dir, "zoo_*.so"))):
         cell = os.path.basename(path)[4:-3]
         model = CudaModel(path)
@@ -416,17 +457,21 @@ def bench_zoo(model_dir, cfg, lstm_ms, report):
         outs = model.outputs("forward", args)
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
-        with torch.no_grad(), torch.cuda.stream(side):
-            ms = time_ms(lambda: model("forward", args, outs))
-            no_overlap = time_without_overlap(lambda: model("forward", args, outs))
+        lstm_side.wait_stream(torch.cuda.current_stream())
+        call = lambda: model("forward", args, outs)  # noqa: E731
+        with torch.no_grad():
+            ms, no_overlap, lstm_ms = time_in_rounds(
+                [(call, side), (without_overlap(call), side),
+                 (lambda: lstm("lstm_seq", lstm_args, lstm_outs), lstm_side)])
         torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.current_stream().wait_stream(lstm_side)
         finite = all(bool(torch.isfinite(o).all()) for o in outs)
         ratio = ms / lstm_ms
         report.append({"check": "zoo_medium", "cell": cell, "ours_ms": ms,
-                       "ours_without_overlap_ms": no_overlap,
+                       "ours_without_overlap_ms": no_overlap, "our_lstm_ms": lstm_ms,
                        "ratio_to_our_lstm": ratio, "finite": finite})
-        print(f"  {cell:18s} {ms:8.3f} ms  (no early launch {no_overlap:.3f})  "
-              f"{ratio:5.2f}x our LSTM  "
+        print(f"  {cell:18s} {ms:8.3f} ms  (no early launch {no_overlap:.3f}, "
+              f"our LSTM {lstm_ms:.3f})  {ratio:5.2f}x our LSTM  "
               f"{'ok' if ratio <= 1.3 else 'OVER 1.3x'}{'' if finite else '  NON-FINITE'}")
 
 
@@ -436,7 +481,9 @@ def main(model_dir, out_json):
     check_zoo(model_dir, report)
     pool = MemPool()
     print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
-          f"storage (median of {REPEATS} CUDA-event timings)")
+          f"storage (ours, ours without early launch and cuDNN: 3 rounds of {REPEATS} "
+          "CUDA-event timings in alternation, medians; torch.compile: median of "
+          f"{REPEATS})")
     configs = json.load(open(os.path.join(ROOT, "bench", "configs.json")))["configs"]
     # For quick experiments: RNN_BENCH_CONFIGS=medium,wide times only those
     # shapes, RNN_BENCH_COMPILE=0 skips torch.compile. The documented tables
@@ -449,9 +496,7 @@ def main(model_dir, out_json):
         for kind in ("lstm", "gru", "lstm_bf16", "gru_bf16"):
             bench_config(model_dir, kind, cfg, report, pool, with_compile=with_compile)
     medium = next(c for c in configs if c["name"] == "medium")
-    lstm_ms = next(r["ours_ms"] for r in report
-                   if r.get("kind") == "lstm" and r.get("config") == "medium")
-    bench_zoo(model_dir, medium, lstm_ms, report)
+    bench_zoo(model_dir, medium, report)
     with open(out_json, "w") as f:
         json.dump({"device": torch.cuda.get_device_name(0), "results": report}, f, indent=1)
 
