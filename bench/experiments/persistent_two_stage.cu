@@ -28,9 +28,15 @@ namespace cg = cooperative_groups;
 #define CK(x) do { auto e = (x); if ((int)e != 0) { printf("err %s line %d: %d\n", #x, __LINE__, (int)e); exit(1);} } while (0)
 __global__ void fillf(float *p, size_t n, float s) { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) p[i] = s * (((i * 2654435761u) % 1000) / 1000.0f - 0.5f); }
 
-constexpr int T = 100, B = 64, H = 1024, kCols = 64, kSplit = 8, kSlice = H / kSplit, kStride = kSlice + 4;
-constexpr int kThreads = 256, kBlocksX = H / kCols, kBlocks = kBlocksX * kSplit;
-constexpr int kSharedFloats = 3 * 64 * kStride; // U_f, U_h slices, A slice (then the partial product).
+constexpr int T = 100, B = 64, H = 1024, kThreads = 256;
+/// Block (c, r) owns kCols columns and the K slice r of H / kSplit; a cluster is the kSplit blocks of a column range.
+template <int kCols, int kSplit> struct Tiling {
+  static constexpr int kSlice = H / kSplit, kStride = kSlice + 4, kBlocksX = H / kCols, kBlocks = kBlocksX * kSplit;
+  // U_f and U_h slices, the A slice, then the partial product (in the A slice's space when it fits).
+  static constexpr int kPartialOffset = B * kCols <= B * kStride ? 2 * kCols * kStride : (2 * kCols + B) * kStride;
+  static constexpr int kSharedFloats = (2 * kCols + B) * kStride > kPartialOffset + B * kCols ? (2 * kCols + B) * kStride
+                                                                                               : kPartialOffset + B * kCols;
+};
 
 __device__ __forceinline__ uint32_t tf32Bits(float x) { uint32_t r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
 __device__ __forceinline__ uint32_t sharedAddress(const void *p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
@@ -53,9 +59,12 @@ __device__ void gridBarrier(unsigned *counter, unsigned target) {
   __syncthreads();
 }
 
-/// This block's partial product of A[:, slice] and W[cols, slice]ᵀ into `partial` [64][64].
+/// This block's partial product of A[:, slice] and W[cols, slice]ᵀ into `partial` [B][kCols].
+template <int kCols, int kSplit>
 __device__ void partialProduct(const float *a, const float *as, const float *ws, float *partial, uint64_t &loadNs, int bulk, uint64_t *barrier, uint32_t &parity) {
-  // a: global A [B, H]; as: shared A slice; ws: shared weight slice [64][kStride].
+  // a: global A [B, H]; as: shared A slice; ws: shared weight slice [kCols][kStride].
+  using Tile = Tiling<kCols, kSplit>;
+  constexpr int kSlice = Tile::kSlice, kStride = Tile::kStride, kTiles = kCols / 16; // n-tiles per warp
   const int rank = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   uint64_t start;
   if (bulk) {
@@ -83,28 +92,29 @@ __device__ void partialProduct(const float *a, const float *as, const float *ws,
   }
   loadNs += nowNs() - start;
   const int mt = warp % 4, nh = warp / 4;
-  float acc[4][4] = {};
+  float acc[kTiles][4] = {};
 #pragma unroll 4
   for (int kk = 0; kk < kSlice; kk += 8) {
     const float *rows = as + mt * 16 * kStride + kk;
     uint32_t fragment[4] = {__float_as_uint(rows[g * kStride + t]), __float_as_uint(rows[(g + 8) * kStride + t]),
                             __float_as_uint(rows[g * kStride + t + 4]), __float_as_uint(rows[(g + 8) * kStride + t + 4])};
 #pragma unroll
-    for (int n = 0; n < 4; ++n) {
-      const float *wr = ws + (nh * 32 + n * 8 + g) * kStride + kk;
+    for (int n = 0; n < kTiles; ++n) {
+      const float *wr = ws + (nh * kCols / 2 + n * 8 + g) * kStride + kk;
       mma(acc[n], fragment, __float_as_uint(wr[t]), __float_as_uint(wr[t + 4]));
     }
   }
-  __syncthreads(); // The A slice is read; its space takes the partial product.
+  __syncthreads(); // The A slice is read (its space may take the partial product).
 #pragma unroll
-  for (int n = 0; n < 4; ++n) {
-    int col = nh * 32 + n * 8 + 2 * t, row = mt * 16 + g;
+  for (int n = 0; n < kTiles; ++n) {
+    int col = nh * kCols / 2 + n * 8 + 2 * t, row = mt * 16 + g;
     partial[row * kCols + col] = acc[n][0]; partial[row * kCols + col + 1] = acc[n][1];
     partial[(row + 8) * kCols + col] = acc[n][2]; partial[(row + 8) * kCols + col + 1] = acc[n][3];
   }
 }
 
-/// Rank r's share of the cluster's sum: rows 8r.., element e = threadIdx.x + 256 i.
+/// Rank r's share of the cluster's sum: rows (B / kSplit) r.., element e = threadIdx.x + 256 i.
+template <int kCols, int kSplit>
 __device__ float clusterSum(cg::cluster_group &cluster, float *partial, int e) {
   int row = blockIdx.y * (B / kSplit) + e / kCols, col = e % kCols;
   float sum = 0;
@@ -114,6 +124,7 @@ __device__ float clusterSum(cg::cluster_group &cluster, float *partial, int e) {
 }
 
 // P1, P2: [T, B, H] input projections (with biases) of f and of the candidate.
+template <int kCols, int kSplit>
 __global__ void __launch_bounds__(kThreads) mguPersistent(const float *Uf, const float *Uh, const float *P1, const float *P2, float *h, float *a, float *ys, unsigned *counter, unsigned long long *segments, int bulk) {
   __shared__ uint64_t stagingBarrier;
   uint32_t parity = 0;
@@ -121,10 +132,12 @@ __global__ void __launch_bounds__(kThreads) mguPersistent(const float *Uf, const
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\nfence.mbarrier_init.release.cluster;\n" ::"r"(sharedAddress(&stagingBarrier)) : "memory");
   extern __shared__ float4 shared4[];
   float *shared = reinterpret_cast<float *>(shared4);
-  float *wf = shared, *wh = shared + 64 * kStride, *as = shared + 2 * 64 * kStride, *partial = as;
+  using Tile = Tiling<kCols, kSplit>;
+  constexpr int kSlice = Tile::kSlice, kStride = Tile::kStride, kBlocks = Tile::kBlocks;
+  float *wf = shared, *wh = shared + kCols * kStride, *as = shared + 2 * kCols * kStride, *partial = shared + Tile::kPartialOffset;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = blockIdx.y, col0 = blockIdx.x * kCols;
-  for (int i = threadIdx.x; i < 64 * kSlice; i += kThreads) {
+  for (int i = threadIdx.x; i < kCols * kSlice; i += kThreads) {
     int c = i / kSlice, k = i % kSlice;
     wf[c * kStride + k] = __uint_as_float(tf32Bits(Uf[(int64_t)(col0 + c) * H + rank * kSlice + k]));
     wh[c * kStride + k] = __uint_as_float(tf32Bits(Uh[(int64_t)(col0 + c) * H + rank * kSlice + k]));
@@ -137,14 +150,14 @@ __global__ void __launch_bounds__(kThreads) mguPersistent(const float *Uf, const
   auto lap = [&](int i) { uint64_t n = nowNs(); local[i] += n - mark; mark = n; };
   for (int t = 0; t < T; ++t) {
     float f[kPerThread], hv[kPerThread];
-    partialProduct(h, as, wf, partial, loadNs, bulk, &stagingBarrier, parity);
+    partialProduct<kCols, kSplit>(h, as, wf, partial, loadNs, bulk, &stagingBarrier, parity);
     lap(0);
     cluster.sync();
     lap(1);
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int e = threadIdx.x + kThreads * i, row = rank * (B / kSplit) + e / kCols, j = col0 + e % kCols;
-      float s = clusterSum(cluster, partial, e);
+      float s = clusterSum<kCols, kSplit>(cluster, partial, e);
       f[i] = sig(s + P1[((int64_t)t * B + row) * H + j]);
       hv[i] = h[row * H + j];
       a[row * H + j] = f[i] * hv[i];
@@ -155,14 +168,14 @@ __global__ void __launch_bounds__(kThreads) mguPersistent(const float *Uf, const
     lap(3);
     gridBarrier(counter, ++barriers * kBlocks);
     lap(4);
-    partialProduct(a, as, wh, partial, loadNs, bulk, &stagingBarrier, parity);
+    partialProduct<kCols, kSplit>(a, as, wh, partial, loadNs, bulk, &stagingBarrier, parity);
     lap(0);
     cluster.sync();
     lap(1);
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int e = threadIdx.x + kThreads * i, row = rank * (B / kSplit) + e / kCols, j = col0 + e % kCols;
-      float s = clusterSum(cluster, partial, e);
+      float s = clusterSum<kCols, kSplit>(cluster, partial, e);
       float hn = (1 - f[i]) * hv[i] + f[i] * tanhf(s + P2[((int64_t)t * B + row) * H + j]);
       h[row * H + j] = hn;
       ys[((int64_t)t * B + row) * H + j] = hn;
@@ -231,28 +244,6 @@ int main() {
       launchPdl(pg, dim3(256), s, stage2, (const float *)G2, (const float *)(P2 + t * nh), (const float *)gate, h, out + t * nh);
     }
   };
-  int sharedBytes = kSharedFloats * 4;
-  CK(cudaFuncSetAttribute(mguPersistent, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
-  cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(kBlocksX, kSplit); cfg.blockDim = dim3(kThreads); cfg.dynamicSmemBytes = sharedBytes; cfg.stream = s;
-  cudaLaunchAttribute attr; attr.id = cudaLaunchAttributeClusterDimension; attr.val.clusterDim.x = 1; attr.val.clusterDim.y = kSplit; attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr; cfg.numAttrs = 1;
-  int clusters = 0; CK(cudaOccupancyMaxActiveClusters(&clusters, mguPersistent, &cfg));
-  printf("persistent MGU: %d blocks in clusters of %d, %d B shared memory each; at most %d clusters resident (need %d)\n", kBlocks, kSplit, sharedBytes, clusters, kBlocksX);
-  if (clusters < kBlocksX) return 1;
-  int bulk = 0;
-  auto persistent = [&](float *out) {
-    CK(cudaMemcpyAsync(h, h0, nh * 4, cudaMemcpyDeviceToDevice, s));
-    CK(cudaMemsetAsync(counter, 0, 4, s));
-    CK(cudaLaunchKernelEx(&cfg, mguPersistent, (const float *)Uf, (const float *)Uh, (const float *)P1, (const float *)P2, h, a, out, counter, segments, bulk));
-  };
-  cublasPath(ysRef); CK(cudaStreamSynchronize(s));
-  std::vector<float> r0(np), r1(np); CK(cudaMemcpy(r0.data(), ysRef, np * 4, cudaMemcpyDeviceToHost));
-  for (bulk = 0; bulk < 2; ++bulk) {
-    persistent(ys); CK(cudaStreamSynchronize(s)); CK(cudaGetLastError());
-    CK(cudaMemcpy(r1.data(), ys, np * 4, cudaMemcpyDeviceToHost));
-    double md = 0, mr = 0; for (size_t i = 0; i < np; ++i) { md = std::max(md, (double)fabsf(r0[i] - r1[i])); mr = std::max(mr, (double)fabsf(r0[i])); }
-    printf("persistent (A staged by %s) vs cuBLAS path, all %d steps: max |diff| %.2e (max |h| %.2f)\n", bulk ? "bulk copies" : "cp.async", T, md, mr);
-  }
   auto lstmPath = [&] {
     for (int t = 0; t < T; ++t) {
       float *g = G4 + (size_t)t * 4 * nh;
@@ -260,19 +251,47 @@ int main() {
       launchPdl(pg, dim3(256), s, lstm, (const float *)g, h, cst);
     }
   };
-  const char *names[] = {"stage A + product", "cluster sync", "reduction + pointwise", "cluster sync", "grid barrier"};
-  for (int round = 0; round < 3; ++round) {
-    bulk = 0; float p0 = timeGraph(s, [&] { persistent(ys); });
-    bulk = 1; float p1 = timeGraph(s, [&] { persistent(ys); });
-    printf("us per step: MGU cuBLAS path %.2f, MGU persistent %.2f (bulk copies %.2f), LSTM (cuBLAS + kernel) %.2f\n", timeGraph(s, [&] { cublasPath(ys); }), p0, p1, timeGraph(s, lstmPath));
-  }
-  for (bulk = 0; bulk < 2; ++bulk) {
-    persistent(ys); CK(cudaStreamSynchronize(s));
-  unsigned long long seg[6]; CK(cudaMemcpy(seg, segments, sizeof(seg), cudaMemcpyDeviceToHost));
-  printf("%s: block (0, 0), us per phase (2 per step):", bulk ? "bulk copies" : "cp.async");
-  for (int i = 0; i < 5; ++i) printf(" %s %.2f;", names[i], seg[i] / 1000.0 / (2 * T));
-  printf(" (of which waiting for the A slice %.2f)", seg[5] / 1000.0 / (2 * T));
-  printf("\n");
-  }
+  cublasPath(ysRef); CK(cudaStreamSynchronize(s));
+  std::vector<float> r0(np), r1(np); CK(cudaMemcpy(r0.data(), ysRef, np * 4, cudaMemcpyDeviceToHost));
+  // One tiling: check against the cuBLAS path, time in three rounds with the cuBLAS path and the LSTM, break a phase down.
+  auto tiling = [&](auto kernel, int cols, int split, int sharedFloats) {
+    int sharedBytes = sharedFloats * 4, blocksX = H / cols;
+    CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sharedBytes));
+    if (split > 8) CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg = {}; cfg.gridDim = dim3(blocksX, split); cfg.blockDim = dim3(kThreads); cfg.dynamicSmemBytes = sharedBytes; cfg.stream = s;
+    cudaLaunchAttribute attr; attr.id = cudaLaunchAttributeClusterDimension; attr.val.clusterDim.x = 1; attr.val.clusterDim.y = split; attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr; cfg.numAttrs = 1;
+    int clusters = 0; CK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+    printf("persistent MGU, %d columns x K/%d per block: %d blocks in clusters of %d, %d B shared memory each; at most %d clusters resident (need %d)\n",
+           cols, split, blocksX * split, split, sharedBytes, clusters, blocksX);
+    if (clusters < blocksX) return; // The grid barrier needs every block resident.
+    int bulk = 0;
+    auto persistent = [&](float *out) {
+      CK(cudaMemcpyAsync(h, h0, nh * 4, cudaMemcpyDeviceToDevice, s));
+      CK(cudaMemsetAsync(counter, 0, 4, s));
+      CK(cudaLaunchKernelEx(&cfg, kernel, (const float *)Uf, (const float *)Uh, (const float *)P1, (const float *)P2, h, a, ys, counter, segments, bulk));
+    };
+    for (bulk = 0; bulk < 2; ++bulk) {
+      persistent(ys); CK(cudaStreamSynchronize(s)); CK(cudaGetLastError());
+      CK(cudaMemcpy(r1.data(), ys, np * 4, cudaMemcpyDeviceToHost));
+      double md = 0, mr = 0; for (size_t i = 0; i < np; ++i) { md = std::max(md, (double)fabsf(r0[i] - r1[i])); mr = std::max(mr, (double)fabsf(r0[i])); }
+      printf("  A staged by %s: vs cuBLAS path, all %d steps: max |diff| %.2e (max |h| %.2f)\n", bulk ? "bulk copies" : "cp.async", T, md, mr);
+    }
+    for (int round = 0; round < 3; ++round) {
+      bulk = 0; float p0 = timeGraph(s, [&] { persistent(ys); });
+      bulk = 1; float p1 = timeGraph(s, [&] { persistent(ys); });
+      printf("  us per step: MGU cuBLAS path %.2f, MGU persistent %.2f (bulk copies %.2f), LSTM (cuBLAS + kernel) %.2f\n", timeGraph(s, [&] { cublasPath(ys); }), p0, p1, timeGraph(s, lstmPath));
+    }
+    const char *names[] = {"stage A + product", "cluster sync", "reduction + pointwise", "cluster sync", "grid barrier"};
+    for (bulk = 0; bulk < 2; ++bulk) {
+      persistent(ys); CK(cudaStreamSynchronize(s));
+      unsigned long long seg[6]; CK(cudaMemcpy(seg, segments, sizeof(seg), cudaMemcpyDeviceToHost));
+      printf("  %s: block (0, 0), us per phase (2 per step):", bulk ? "bulk copies" : "cp.async");
+      for (int i = 0; i < 5; ++i) printf(" %s %.2f;", names[i], seg[i] / 1000.0 / (2 * T));
+      printf(" (of which waiting for the A slice %.2f)\n", seg[5] / 1000.0 / (2 * T));
+    }
+  };
+  tiling(mguPersistent<64, 8>, 64, 8, Tiling<64, 8>::kSharedFloats);
+  tiling(mguPersistent<128, 16>, 128, 16, Tiling<128, 16>::kSharedFloats);
   return 0;
 }
