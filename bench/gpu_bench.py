@@ -86,8 +86,8 @@ def rel_err(ours, ref):
 def time_ms(fn, samples=None):
     """Median ms of REPEATS calls of fn after a warm-up; the times are also
     appended to `samples` if given."""
-    start, calls = time.perf_counter(), 0
-    while calls < WARMUP or time.perf_counter() - start < WARMUP_S:
+    warm_start, calls = time.perf_counter(), 0
+    while calls < WARMUP or time.perf_counter() - warm_start < WARMUP_S:
         fn()
         torch.cuda.synchronize()
         calls += 1
@@ -125,11 +125,15 @@ def without_overlap(fn):
     finished (no programmatic dependent launch): the runtime reads
     RNN_CUDA_OVERLAP_LAUNCHES on every call and keeps a graph of its own."""
     def call():
+        saved = os.environ.get("RNN_CUDA_OVERLAP_LAUNCHES")
         os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
         try:
             fn()
         finally:
-            del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
+            if saved is None:
+                del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
+            else:
+                os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = saved
     return call
 
 

@@ -38,6 +38,7 @@ def alternate(call, switch):
     variable the runtime reads at every model call) left on and set to 0,
     in alternation on a side stream: ROUNDS rounds of REPS timed calls each
     way after 3 untimed ones. Returns (on, off)."""
+    saved = os.environ.pop(switch, None)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     times = {True: [], False: []}
@@ -51,6 +52,8 @@ def alternate(call, switch):
                 times[on] += [timed(call) for _ in range(REPS)]
                 os.environ.pop(switch, None)
     torch.cuda.current_stream().wait_stream(side)
+    if saved is not None:
+        os.environ[switch] = saved
     return statistics.median(times[True]), statistics.median(times[False])
 
 

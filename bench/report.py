@@ -121,7 +121,7 @@ def zoo_table(rows):
         ok = r["ratio_to_our_lstm"] <= 1.3
         lstm = r.get("our_lstm_ms")
         out.append(f"| {r['cell']} | {r['ours_ms']:.3f} "
-                   f"| {f'{lstm:.3f}' if lstm else '-'} | {r['ratio_to_our_lstm']:.2f}x "
+                   f"| {f'{lstm:.3f}' if lstm is not None else '-'} | {r['ratio_to_our_lstm']:.2f}x "
                    f"| {'yes' if ok else 'no'} "
                    f"| {r.get('ours_without_overlap_ms', float('nan')):.3f} |")
     return "\n".join(out)

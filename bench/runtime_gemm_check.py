@@ -12,30 +12,37 @@ timed against cuBLAS.
 1. Correctness: models against torch.nn.LSTM/GRU in float64 for batch sizes
    on both sides of the kernel's row limit, with the kernel and without it;
    the two runs must differ where the kernel ran (at or under the limit) and
-   agree exactly past it (cuBLAS both times).
+   agree exactly past it (cuBLAS both times). The GEMV also alone, through
+   rnn_cuda_gemm, against float64: f32, bf16 and f16 operands, every K size
+   class, K and N that do not fill a vector span or a block, padded strides,
+   with and without accumulation, and shapes it must leave to cuBLAS.
 2. Time: the benchmark shapes with and without it, in alternation in one
    process (overlap_ab.alternate; medians).
 
     python3 bench/runtime_gemm_check.py MODEL_DIR
 (bench/gpu-run.sh sets up the library path.)
 """
+import ctypes
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_bench import CudaModel, module_args, rel_err  # noqa: E402
+from gpu_bench import CudaModel, cuda_runtime, module_args, rel_err  # noqa: E402
 from overlap_ab import alternate  # noqa: E402
 
-# TF32 products (10-bit mantissas) over a few steps; the GEMV is exact fp32,
+# TF32 products (10-bit mantissas) over a few steps; the GEMV sums fp32 products,
 # cuBLAS (the runs without it) TF32. bf16 models: bf16 inputs and weights
 # against the float64 module.
 TOLERANCE = {False: 2e-3, True: 2e-2}
 
 
 def run(model, name, args, switch, enabled):
-    if not enabled:
+    saved = os.environ.get(switch)
+    if enabled:
+        os.environ.pop(switch, None)
+    else:
         os.environ[switch] = "0"
     try:
         outs = model.outputs(name, args)
@@ -43,7 +50,10 @@ def run(model, name, args, switch, enabled):
         torch.cuda.synchronize()
         return outs
     finally:
-        os.environ.pop(switch, None)
+        if saved is None:
+            os.environ.pop(switch, None)
+        else:
+            os.environ[switch] = saved
 
 
 def setup(model_dir, cell, size, seed, T, B, bf16=False):
@@ -81,6 +91,49 @@ def check(model_dir, cell, size, batches, switch, max_rows, bf16=False):
     return failures
 
 
+RNN_DTYPE = {torch.float32: 0, torch.bfloat16: 2, torch.float16: 3}
+
+
+def check_gemv_direct():
+    """rnn_cuda_gemm on shapes the GEMV takes and on some it must not take.
+    f32 cases allow TF32, so an error within fp32 rounding shows that the
+    GEMV ran (cuBLAS's TF32 product is ~1e-3 off); bf16/f16 products are
+    exact in f32, so every path must be within fp32 rounding there."""
+    lib = cuda_runtime()
+    lib.rnn_cuda_set_stream(torch.cuda.current_stream().cuda_stream)
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    failures = 0
+    cases = [(m, k, n, dtype, acc)
+             for dtype in (torch.float32, torch.bfloat16, torch.float16)
+             for m, k, n in ((1, 8, 13), (3, 264, 1024), (8, 1000, 77),
+                             (5, 2048, 512), (1, 256, 8))
+             for acc in (False, True)]
+    # Past the limits: 9 rows, K over 2048 (cuBLAS runs them).
+    cases += [(9, 256, 64, torch.float32, False), (2, 2056, 64, torch.float32, True)]
+    for m, k, n, dtype, acc in cases:
+        lda, ldw, ldc = k + 8, k + 16, n + 3  # Padded rows, 16-byte aligned.
+        a = torch.randn(m, lda, device="cuda", generator=gen).to(dtype)
+        w = (torch.randn(n, ldw, device="cuda", generator=gen) / k ** 0.5).to(dtype)
+        c = torch.randn(m, ldc, device="cuda", generator=gen)
+        expected = (a[:, :k].double() @ w[:, :k].double().t()
+                    + (c[:, :n].double() if acc else 0))
+        flags = 2 | (4 if acc else 0)  # B is n x k, TF32 allowed, accumulate.
+        lib.rnn_cuda_gemm(RNN_DTYPE[dtype], 0, flags, m, n, k, a.data_ptr(), lda,
+                          w.data_ptr(), ldw, c.data_ptr(), ldc)
+        torch.cuda.synchronize()
+        message = ctypes.create_string_buffer(512)
+        error = lib.rnn_cuda_take_error(message, len(message))
+        err = rel_err(c[:, :n].cpu().numpy(), expected.cpu().numpy())
+        gemv = m <= 8 and k <= 2048
+        ok = not error and err <= (1e-5 if gemv else 2e-3)
+        failures += not ok
+        print(f"  rnn_cuda_gemm {str(dtype)[6:]:8s} m={m} k={k:4d} n={n:4d} "
+              f"{'accumulate' if acc else 'overwrite':10s} ({'GEMV' if gemv else 'cuBLAS'}): "
+              f"rel. error vs float64 {err:.1e}{' ' + message.value.decode() if error else ''}: "
+              f"{'PASS' if ok else 'FAIL'}")
+    return failures
+
+
 def ab(model_dir, cell, size, T, B, switch, bf16=False):
     model, _, _, _, args = setup(model_dir, cell, size, 1, T, B, bf16)
     name = f"{cell}_seq"
@@ -101,6 +154,7 @@ def main(model_dir):
     failures += check(model_dir, "lstm", 1024, [1, 8, 9], gemv, 8)
     failures += check(model_dir, "lstm", 256, [1, 8, 9], gemv, 8, bf16=True)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8, bf16=True)
+    failures += check_gemv_direct()
     print("== packed TF32 GEMM: time (`wide`), in alternation")
     ab(model_dir, "lstm", 2048, 50, 32, packed)
     ab(model_dir, "gru", 2048, 50, 32, packed)

@@ -2,7 +2,7 @@
 |*                                                                          *|
 |* librnn_runtime_cuda.so: the functions that code compiled by              *|
 |* `rnn-compile --target=cuda` calls (MLIR's mgpu* GPU runtime ABI, and     *|
-|* rnn_cuda_gemm on cuBLAS), plus the two hooks librnn_runtime uses to run  *|
+|* rnn_cuda_gemm), plus the two hooks librnn_runtime uses to run            *|
 |* a CUDA model on the caller's stream and to collect its errors.           *|
 |*                                                                          *|
 \*===----------------------------------------------------------------------===*/
@@ -20,7 +20,9 @@ extern "C" {
 /* The stream the calling thread's next model call runs on (a CUstream or
  * cudaStream_t; null is CUDA's default stream). Every kernel, allocation,
  * copy and GEMM of the call is ordered on it, and the call does not wait
- * for the work to finish. */
+ * for the work to finish. It also reads the environment settings
+ * RNN_CUDA_OVERLAP_LAUNCHES, RNN_CUDA_PACKED_GEMM and RNN_CUDA_GEMV for the
+ * thread's work from then on (every model call sets its stream first). */
 void rnn_cuda_set_stream(void *stream);
 
 /* Copies the first CUDA error recorded on this thread since the last call
@@ -76,10 +78,10 @@ void rnn_cuda_overlap_next_launch(void);
  * later, a product of at most 8 rows with f32, bf16 or f16 A and B, an
  * n x k B, an f32 C, k at most 2048, 16-byte aligned A and B, and k, lda
  * and ldb multiples of 16 bytes' worth of elements runs on the runtime's
- * GEMV kernel (sums in f32; for f32 operands exact fp32), launched so that
- * it overlaps the launch of the kernel before it and lets the next one
- * launch early (RNN_CUDA_GEMV=0, read per model call, keeps these on
- * cuBLAS). */
+ * GEMV kernel (sums in f32; no TF32 rounding for f32 operands) unless the
+ * first kind applies, launched so that it overlaps the launch of the kernel
+ * before it and lets the next one launch early (RNN_CUDA_GEMV=0, read per
+ * model call, keeps these on cuBLAS). */
 void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
                    int64_t b, int64_t ldb, int64_t c, int64_t ldc);

@@ -89,11 +89,6 @@ bool ensureContext() {
 // Hooks for librnn_runtime
 //===----------------------------------------------------------------------===//
 
-RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
-  currentStream = static_cast<CUstream>(stream);
-  ensureContext();
-}
-
 RNN_EXPORT int32_t rnn_cuda_take_error(char *buffer, size_t size) {
   std::string message;
   {
@@ -141,8 +136,9 @@ bool dependentLaunchEnabled() {
 /// The setting for the calling thread's current model call.
 thread_local bool overlapThisCall = true;
 
-/// RNN_CUDA_PACKED_GEMM=0 runs every GEMM on cuBLAS (PackedGemm.h); read
-/// per call like RNN_CUDA_OVERLAP_LAUNCHES.
+/// RNN_CUDA_PACKED_GEMM=0 keeps the GEMMs on weights too large for L2 off the
+/// packed kernel (PackedGemm.h); read per call like
+/// RNN_CUDA_OVERLAP_LAUNCHES.
 bool packedGemmEnabled() {
   const char *value = getenv("RNN_CUDA_PACKED_GEMM");
   return !value || std::strcmp(value, "0") != 0;
@@ -157,8 +153,9 @@ bool gemvEnabled() {
 }
 thread_local bool gemvThisCall = true;
 
-/// Whether the last work issued on this thread is a GEMM that cuBLAS ran
-/// with bf16 or f16 data (rnn_cuda_overlap_next_launch).
+/// Whether the last work issued on this thread in this model call is a GEMM
+/// that cuBLAS ran with bf16 or f16 data (rnn_cuda_overlap_next_launch);
+/// every launch, copy, fill and GEMM updates it.
 thread_local bool afterReducedPrecisionCublas = false;
 
 bool graphsEnabled() {
@@ -170,6 +167,18 @@ bool graphsEnabled() {
 }
 
 } // namespace
+
+RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
+  currentStream = static_cast<CUstream>(stream);
+  ensureContext();
+  // The settings are read here, so that every model call (which sets its
+  // stream first) and any direct use of rnn_cuda_gemm after setting a
+  // stream see the environment as it is then.
+  overlapThisCall = dependentLaunchEnabled();
+  packedThisCall = packedGemmEnabled();
+  gemvThisCall = gemvEnabled();
+  afterReducedPrecisionCublas = false;
+}
 
 RNN_EXPORT void rnn_cuda_release_graphs(const char *prefix, size_t size) {
   std::string start(prefix, size);
@@ -201,9 +210,6 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
                                  void **descriptors, const char *key,
                                  size_t keySize) {
   rnn_cuda_set_stream(stream);
-  overlapThisCall = dependentLaunchEnabled();
-  packedThisCall = packedGemmEnabled();
-  gemvThisCall = gemvEnabled();
   // A call issues one GEMM and a few kernels per time step; launched one by
   // one from the host, their launch cost dominates at small batch. The
   // second call with the same buffers and shapes is captured into a graph
@@ -436,6 +442,7 @@ RNN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
 }
 
 RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  afterReducedPrecisionCublas = false;
   check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                       reinterpret_cast<CUdeviceptr>(src), bytes,
                       static_cast<CUstream>(stream)),
@@ -444,6 +451,7 @@ RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 
 RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
+  afterReducedPrecisionCublas = false;
   check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                          static_cast<CUstream>(stream)),
         "cuMemsetD32Async");
@@ -451,6 +459,7 @@ RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
 
 RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
                              void *stream) {
+  afterReducedPrecisionCublas = false;
   check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                          static_cast<unsigned short>(value), count,
                          static_cast<CUstream>(stream)),
@@ -500,6 +509,9 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
                               int64_t m, int64_t n, int64_t k, int64_t a,
                               int64_t lda, int64_t b, int64_t ldb, int64_t c,
                               int64_t ldc) {
+  // Whether this GEMM may launch early (our GEMV does) right after the work
+  // ahead of it; then the flag describes this GEMM.
+  bool overlap = overlapThisCall && !afterReducedPrecisionCublas;
   afterReducedPrecisionCublas = false;
   if (m == 0 || n == 0)
     return;
@@ -515,7 +527,7 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
     return;
   if (gemvThisCall && bIsNK && cDtype == RNN_F32 &&
       rnn::cuda::trySmallBatchGemv(abDtype, m, n, k, a, lda, b, ldb, c, ldc,
-                                   accumulate, overlapThisCall, currentStream))
+                                   accumulate, overlap, currentStream))
     return;
   afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
                                 cDtype == RNN_BF16 || cDtype == RNN_F16;

@@ -105,7 +105,7 @@ bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
   const RuntimeKernels *kernels = currentKernels();
   int64_t rows = m <= 16 ? 16 : 32;
   int64_t blocks = n / kBlockColumns * kSplit;
-  if (!kernels || !kernels->usable ||
+  if (!kernels || !kernels->packedUsable ||
       n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10 ||
       blocks > kernels->multiprocessors ||
       sharedBytes(rows, k) > kernels->sharedBytesOptIn)

@@ -30,7 +30,52 @@ CUmodule loadModule(const unsigned char *data, size_t size) {
   return module;
 }
 
-bool load(RuntimeKernels &kernels) {
+bool getFunction(CUmodule module, CUfunction &function, const char *name) {
+  return cuModuleGetFunction(&function, module, name) == CUDA_SUCCESS;
+}
+
+bool loadPacked(RuntimeKernels &kernels) {
+  CUmodule module = loadModule(rnn_packed_tf32_gemm_fatbin,
+                               sizeof(rnn_packed_tf32_gemm_fatbin));
+  if (!module)
+    return false;
+  bool loaded =
+      getFunction(module, kernels.packWeights, "rnn_pack_tf32_weights") &&
+      getFunction(module, kernels.packedGemm16, "rnn_packed_tf32_gemm_m16") &&
+      getFunction(module, kernels.packedGemm32, "rnn_packed_tf32_gemm_m32");
+  // The GEMM stages A in shared memory beyond the default 48 KiB.
+  for (CUfunction gemm : {kernels.packedGemm16, kernels.packedGemm32})
+    loaded = loaded &&
+             cuFuncSetAttribute(
+                 gemm, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                 static_cast<int>(kernels.sharedBytesOptIn)) == CUDA_SUCCESS;
+  if (!loaded)
+    cuModuleUnload(module);
+  return loaded;
+}
+
+bool loadGemv(RuntimeKernels &kernels) {
+  CUmodule module = loadModule(rnn_small_batch_gemv_fatbin,
+                               sizeof(rnn_small_batch_gemv_fatbin));
+  if (!module)
+    return false;
+  const char *types[] = {"f32", "bf16", "f16"};
+  bool loaded = true;
+  for (int type = kGemvF32; type <= kGemvF16; ++type)
+    for (int size = 0; size < kGemvSizes; ++size) {
+      std::string name = std::string("rnn_small_batch_gemv_") + types[type] +
+                         "_k" + std::to_string(256 << size);
+      loaded =
+          loaded && getFunction(module, kernels.gemv[type][size], name.c_str());
+    }
+  if (!loaded)
+    cuModuleUnload(module);
+  return loaded;
+}
+
+/// Fills `kernels` for the current context; failures leave families
+/// unusable rather than failing the call.
+void load(RuntimeKernels &kernels) {
   CUdevice device;
   int major = 0, l2 = 0, sms = 0, optIn = 0;
   if (cuCtxGetDevice(&device) != CUDA_SUCCESS ||
@@ -44,54 +89,29 @@ bool load(RuntimeKernels &kernels) {
       cuDeviceGetAttribute(
           &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
           device) != CUDA_SUCCESS)
-    return false;
+    return;
   kernels.l2Bytes = l2;
   kernels.multiprocessors = sms;
   kernels.sharedBytesOptIn = optIn;
-
-  CUmodule packed = loadModule(rnn_packed_tf32_gemm_fatbin,
-                               sizeof(rnn_packed_tf32_gemm_fatbin));
-  CUmodule gemv = loadModule(rnn_small_batch_gemv_fatbin,
-                             sizeof(rnn_small_batch_gemv_fatbin));
-  if (!packed || !gemv)
-    return false;
-  auto get = [](CUmodule module, CUfunction &function, const char *name) {
-    return cuModuleGetFunction(&function, module, name) == CUDA_SUCCESS;
-  };
-  if (!get(packed, kernels.packWeights, "rnn_pack_tf32_weights") ||
-      !get(packed, kernels.packedGemm16, "rnn_packed_tf32_gemm_m16") ||
-      !get(packed, kernels.packedGemm32, "rnn_packed_tf32_gemm_m32"))
-    return false;
-  const char *types[] = {"f32", "bf16", "f16"};
-  for (int type = 0; type < 3; ++type)
-    for (int size = 0; size < 4; ++size) {
-      std::string name = std::string("rnn_small_batch_gemv_") + types[type] +
-                         "_k" + std::to_string(256 << size);
-      if (!get(gemv, kernels.gemv[type][size], name.c_str()))
-        return false;
-    }
-  // The packed GEMM stages A in shared memory beyond the default 48 KiB.
-  for (CUfunction gemm : {kernels.packedGemm16, kernels.packedGemm32})
-    if (cuFuncSetAttribute(gemm,
-                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                           optIn) != CUDA_SUCCESS)
-      return false;
-  return true;
+  kernels.packedUsable = loadPacked(kernels);
+  kernels.gemvUsable = loadGemv(kernels);
 }
 
 } // namespace
 
 const RuntimeKernels *currentKernels() {
   CUcontext context = nullptr;
-  if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context)
+  unsigned long long id = 0;
+  if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context ||
+      cuCtxGetId(context, &id) != CUDA_SUCCESS)
     return nullptr;
   std::lock_guard<std::mutex> lock(kernelsMutex);
   for (const RuntimeKernels &kernels : kernelsPerContext)
-    if (kernels.context == context)
+    if (kernels.contextId == id)
       return &kernels;
   RuntimeKernels kernels;
-  kernels.context = context;
-  kernels.usable = load(kernels);
+  kernels.contextId = id;
+  load(kernels);
   kernelsPerContext.push_back(kernels);
   return &kernelsPerContext.back();
 }

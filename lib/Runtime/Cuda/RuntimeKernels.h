@@ -15,24 +15,30 @@
 
 namespace rnn::cuda {
 
+/// Operand types of the small-batch GEMV kernels.
+enum GemvOperands { kGemvF32 = 0, kGemvBF16 = 1, kGemvF16 = 2 };
+/// The GEMV kernels' K limits: 256, 512, 1024 and kGemvMaxK.
+constexpr int64_t kGemvMaxK = 2048;
+constexpr int kGemvSizes = 4;
+
 /// The kernels for one context and what they need to know about its device.
+/// A kernel family that could not be loaded (before sm_90, or a load
+/// failure) is not usable, and cuBLAS runs its GEMMs instead.
 struct RuntimeKernels {
-  CUcontext context = nullptr;
-  /// sm_90 or later and every kernel loaded; otherwise cuBLAS runs every
-  /// GEMM.
-  bool usable = false;
+  unsigned long long contextId = 0;
   int64_t l2Bytes = 0, multiprocessors = 0, sharedBytesOptIn = 0;
   /// PackedTf32Gemm.cu.
+  bool packedUsable = false;
   CUfunction packWeights = nullptr, packedGemm16 = nullptr,
              packedGemm32 = nullptr;
-  /// SmallBatchGemv.cu: [f32, bf16, f16 operands][K up to 256, 512, 1024,
-  /// 2048].
-  CUfunction gemv[3][4] = {};
+  /// SmallBatchGemv.cu: [GemvOperands][K up to 256 << index].
+  bool gemvUsable = false;
+  CUfunction gemv[3][kGemvSizes] = {};
 };
 
 /// The kernels of the current context (loaded on first use), or nullptr
-/// when no context is current. Load failures are not errors: they leave the
-/// kernels unusable.
+/// when no context is current. Contexts are told apart by their unique ID,
+/// so a context created again after one was destroyed loads afresh.
 const RuntimeKernels *currentKernels();
 
 } // namespace rnn::cuda

@@ -14,25 +14,25 @@ bool trySmallBatchGemv(int32_t dtype, int64_t m, int64_t n, int64_t k,
                        CUdeviceptr c, int64_t ldc, bool accumulate,
                        bool dependentLaunch, CUstream stream) {
   constexpr int64_t kColumnsPerBlock = 8; // A warp per column.
-  int type = dtype == RNN_F32    ? 0
-             : dtype == RNN_BF16 ? 1
-             : dtype == RNN_F16  ? 2
+  int type = dtype == RNN_F32    ? kGemvF32
+             : dtype == RNN_BF16 ? kGemvBF16
+             : dtype == RNN_F16  ? kGemvF16
                                  : -1;
   if (type < 0)
     return false;
   // Elements per 16-byte vector: a lane loads whole vectors.
-  int64_t vector = type == 0 ? 4 : 8;
-  if (m < 1 || m > kGemvMaxRows || k < 1 || k > 2048 || k % vector != 0 ||
+  int64_t vector = type == kGemvF32 ? 4 : 8;
+  if (m < 1 || m > kGemvMaxRows || k < 1 || k > kGemvMaxK || k % vector != 0 ||
       a % 16 != 0 || b % 16 != 0 || lda % vector != 0 || ldb % vector != 0 ||
       n > (int64_t{1} << 30))
     return false;
   const RuntimeKernels *kernels = currentKernels();
-  if (!kernels || !kernels->usable)
+  if (!kernels || !kernels->gemvUsable)
     return false;
-  CUfunction kernel = kernels->gemv[type][k <= 256    ? 0
-                                          : k <= 512  ? 1
-                                          : k <= 1024 ? 2
-                                                      : 3];
+  int size = 0; // The kernel for K up to 256 << size.
+  while ((int64_t{256} << size) < k)
+    ++size;
+  CUfunction kernel = kernels->gemv[type][size];
   CUlaunchAttribute attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   attribute.value.programmaticStreamSerializationAllowed = 1;

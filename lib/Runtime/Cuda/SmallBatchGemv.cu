@@ -2,9 +2,9 @@
 //
 // C[m, n] (+)= A[m, k] · W[n, k]ᵀ for m <= 8 rows (the batch of a
 // small-latency step), A and W in f32, bf16 or f16, C in f32, products
-// summed in f32 FMAs: a warp per output column holds its weight row in
-// registers (16 bytes per lane and 32 vectors of K) and reduces each row's
-// dot product with shuffles.
+// summed in f32 FMAs (no TF32 rounding): a warp per output column holds its
+// weight row in registers (16 bytes per lane and 32 vectors of K) and reduces
+// each row's dot product with shuffles.
 //
 // The point is the launch, not the arithmetic: cuBLAS's kernels do not take
 // part in programmatic dependent launch, so a step of cuBLAS GEMM plus our
@@ -29,7 +29,10 @@ template <> struct Vector<float> {
   static constexpr int kSize = 4;
   __device__ static void load(const float *p, float (&out)[4]) {
     float4 v = *reinterpret_cast<const float4 *>(p);
-    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+    out[3] = v.w;
   }
 };
 template <> struct Vector<__nv_bfloat16> {
@@ -40,7 +43,8 @@ template <> struct Vector<__nv_bfloat16> {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float2 f = __bfloat1622float2(pairs[i]);
-      out[2 * i] = f.x, out[2 * i + 1] = f.y;
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
     }
   }
 };
@@ -52,7 +56,8 @@ template <> struct Vector<__half> {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float2 f = __half22float2(pairs[i]);
-      out[2 * i] = f.x, out[2 * i + 1] = f.y;
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
     }
   }
 };
@@ -65,6 +70,9 @@ __device__ void gemv(const T *a, int64_t lda, const T *w, int64_t ldw, float *c,
   // Launched with programmatic stream serialization, this grid may start
   // while the one ahead of it (which writes A, and maybe C) still runs.
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  // The next grid may be scheduled now: whatever it is, it waits for this
+  // grid to complete before it reads memory (griddepcontrol.wait), and the
+  // trigger counts only once every block of this grid has run it.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   const int lane = threadIdx.x % 32;
   const int64_t col =

@@ -20,15 +20,15 @@ namespace rnn::cuda {
 constexpr int64_t kGemvMaxRows = 8;
 
 /// C[m, n] (+)= A[m, k] · B[n, k]ᵀ with A and B of `dtype` (rnn_dtype:
-/// RNN_F32, RNN_BF16 or RNN_F16), C in f32, products summed in f32 (for f32
-/// operands exact fp32: at least as accurate as the TF32 the caller may
-/// allow). `dependentLaunch` launches it with programmatic stream
+/// RNN_F32, RNN_BF16 or RNN_F16), C in f32, products summed in f32 FMAs (for
+/// f32 operands no TF32 rounding, so at least as accurate as the TF32 the
+/// caller may allow). `dependentLaunch` launches it with programmatic stream
 /// serialization (the kernel waits for the grid ahead of it before it reads
 /// memory). Returns false, having done nothing, where cuBLAS is to run it:
-/// before sm_90, another dtype, more than kGemvMaxRows rows, K over 2048,
-/// A or B not 16-byte aligned, or K, lda or ldb not a multiple of 16 bytes'
-/// worth of elements. Returns true when it issued the GEMV or recorded why
-/// it could not (CudaErrors.h).
+/// another dtype, more than kGemvMaxRows rows, K over kGemvMaxK, A or B not
+/// 16-byte aligned, K, lda or ldb not a multiple of 16 bytes' worth of
+/// elements, n over 2^30, or no usable kernels (before sm_90). Returns true
+/// when it issued the GEMV or recorded why it could not (CudaErrors.h).
 bool trySmallBatchGemv(int32_t dtype, int64_t m, int64_t n, int64_t k,
                        CUdeviceptr a, int64_t lda, CUdeviceptr b, int64_t ldb,
                        CUdeviceptr c, int64_t ldc, bool accumulate,
