@@ -35,32 +35,29 @@ template <> struct Vector<float> {
     out[3] = v.w;
   }
 };
-template <> struct Vector<__nv_bfloat16> {
+__device__ __forceinline__ float2 toFloat2(__nv_bfloat162 pair) {
+  return __bfloat1622float2(pair);
+}
+__device__ __forceinline__ float2 toFloat2(__half2 pair) {
+  return __half22float2(pair);
+}
+/// 8 16-bit values as 4 pairs.
+template <typename Pair> struct PairVector {
   static constexpr int kSize = 8;
-  __device__ static void load(const __nv_bfloat16 *p, float (&out)[8]) {
+  template <typename T>
+  __device__ static void load(const T *p, float (&out)[8]) {
     uint4 v = *reinterpret_cast<const uint4 *>(p);
-    const __nv_bfloat162 *pairs = reinterpret_cast<const __nv_bfloat162 *>(&v);
+    const Pair *pairs = reinterpret_cast<const Pair *>(&v);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      float2 f = __bfloat1622float2(pairs[i]);
+      float2 f = toFloat2(pairs[i]);
       out[2 * i] = f.x;
       out[2 * i + 1] = f.y;
     }
   }
 };
-template <> struct Vector<__half> {
-  static constexpr int kSize = 8;
-  __device__ static void load(const __half *p, float (&out)[8]) {
-    uint4 v = *reinterpret_cast<const uint4 *>(p);
-    const __half2 *pairs = reinterpret_cast<const __half2 *>(&v);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      float2 f = __half22float2(pairs[i]);
-      out[2 * i] = f.x;
-      out[2 * i + 1] = f.y;
-    }
-  }
-};
+template <> struct Vector<__nv_bfloat16> : PairVector<__nv_bfloat162> {};
+template <> struct Vector<__half> : PairVector<__half2> {};
 
 /// K up to 32 * Vector<T>::kSize * kVectors.
 template <typename T, int kVectors>
