@@ -83,8 +83,8 @@ def rel_err(ours, ref):
     return float(np.max(np.abs(ours - ref)) / max(np.max(np.abs(ref)), 1e-30))
 
 
-def time_ms(fn, samples=None):
-    """Median ms of REPEATS calls of fn after a warm-up; the times are also
+def time_ms(fn, samples=None, repeats=REPEATS):
+    """Median ms of `repeats` calls of fn after a warm-up; the times are also
     appended to `samples` if given."""
     warm_start, calls = time.perf_counter(), 0
     while calls < WARMUP or time.perf_counter() - warm_start < WARMUP_S:
@@ -92,7 +92,7 @@ def time_ms(fn, samples=None):
         torch.cuda.synchronize()
         calls += 1
     times = []
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
@@ -105,9 +105,9 @@ def time_ms(fn, samples=None):
     return statistics.median(times)
 
 
-def time_in_rounds(blocks, rounds=3):
+def time_in_rounds(blocks, rounds=3, repeats=REPEATS):
     """Median ms of each (fn, stream) in `blocks`, timed in alternation:
-    `rounds` rounds, each timing every block in turn (time_ms, REPEATS
+    `rounds` rounds, each timing every block in turn (time_ms, `repeats`
     calls), medians over all rounds' calls. Something that slows the GPU
     for a while (we saw a model's calls take 1.5x for a whole block, never
     when re-measured) then hits every block of a round rather than one of
@@ -116,25 +116,31 @@ def time_in_rounds(blocks, rounds=3):
     for _ in range(rounds):
         for i, (fn, stream) in enumerate(blocks):
             with torch.cuda.stream(stream):
-                time_ms(fn, samples[i])
+                time_ms(fn, samples[i], repeats)
     return [statistics.median(t) for t in samples]
+
+
+def with_setting(fn, name, value):
+    """fn with the runtime setting `name` (an environment variable the
+    runtime reads at every model call, keeping a graph per setting) at
+    `value`, None for unset; the environment is left as it was."""
+    def call():
+        saved = os.environ.pop(name, None)
+        if value is not None:
+            os.environ[name] = value
+        try:
+            fn()
+        finally:
+            os.environ.pop(name, None)
+            if saved is not None:
+                os.environ[name] = saved
+    return call
 
 
 def without_overlap(fn):
     """fn with our kernels launched only after the work ahead of them has
-    finished (no programmatic dependent launch): the runtime reads
-    RNN_CUDA_OVERLAP_LAUNCHES on every call and keeps a graph of its own."""
-    def call():
-        saved = os.environ.get("RNN_CUDA_OVERLAP_LAUNCHES")
-        os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = "0"
-        try:
-            fn()
-        finally:
-            if saved is None:
-                del os.environ["RNN_CUDA_OVERLAP_LAUNCHES"]
-            else:
-                os.environ["RNN_CUDA_OVERLAP_LAUNCHES"] = saved
-    return call
+    finished (no programmatic dependent launch)."""
+    return with_setting(fn, "RNN_CUDA_OVERLAP_LAUNCHES", "0")
 
 
 def check_zoo(model_dir, report):

@@ -9,13 +9,12 @@ rounds of REPS timed calls with, then REPS without; medians over all.
 MODEL_DIR without .so, its function is found from the name.)
 """
 import os
-import statistics
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_bench import CudaModel, random_args  # noqa: E402
+from gpu_bench import CudaModel, random_args, time_in_rounds, with_setting  # noqa: E402
 
 ROUNDS, REPS = 8, 10
 DEFAULT = ["lstm_I1024_H1024", "gru_I1024_H1024", "lstm_bf16_I1024_H1024",
@@ -24,37 +23,19 @@ DEFAULT = ["lstm_I1024_H1024", "gru_I1024_H1024", "lstm_bf16_I1024_H1024",
 SHAPES = {"I256": (100, 1), "I1024": (100, 64), "I2048": (50, 32), "I512": (100, 256)}
 
 
-def timed(fn):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end)
-
-
 def alternate(call, switch):
     """Median ms of `call` with the runtime setting `switch` (an environment
     variable the runtime reads at every model call) left on and set to 0,
     in alternation on a side stream: ROUNDS rounds of REPS timed calls each
-    way after 3 untimed ones. Returns (on, off)."""
-    saved = os.environ.pop(switch, None)
+    way (gpu_bench.time_in_rounds). Returns (on, off)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
-    times = {True: [], False: []}
-    with torch.no_grad(), torch.cuda.stream(side):
-        for _ in range(ROUNDS):
-            for on in (True, False):
-                if not on:
-                    os.environ[switch] = "0"
-                for _ in range(3):
-                    call()
-                times[on] += [timed(call) for _ in range(REPS)]
-                os.environ.pop(switch, None)
+    with torch.no_grad():
+        on, off = time_in_rounds([(with_setting(call, switch, None), side),
+                                  (with_setting(call, switch, "0"), side)],
+                                 rounds=ROUNDS, repeats=REPS)
     torch.cuda.current_stream().wait_stream(side)
-    if saved is not None:
-        os.environ[switch] = saved
-    return statistics.median(times[True]), statistics.median(times[False])
+    return on, off
 
 
 def main(model_dir, names):

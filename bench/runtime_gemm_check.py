@@ -29,7 +29,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_bench import CudaModel, cuda_runtime, module_args, rel_err  # noqa: E402
+from gpu_bench import CudaModel, cuda_runtime, module_args, rel_err, with_setting  # noqa: E402
 from overlap_ab import alternate  # noqa: E402
 
 # TF32 products (10-bit mantissas) over a few steps; the GEMV sums fp32 products,
@@ -39,21 +39,10 @@ TOLERANCE = {False: 2e-3, True: 2e-2}
 
 
 def run(model, name, args, switch, enabled):
-    saved = os.environ.get(switch)
-    if enabled:
-        os.environ.pop(switch, None)
-    else:
-        os.environ[switch] = "0"
-    try:
-        outs = model.outputs(name, args)
-        model(name, args, outs)
-        torch.cuda.synchronize()
-        return outs
-    finally:
-        if saved is None:
-            os.environ.pop(switch, None)
-        else:
-            os.environ[switch] = saved
+    outs = model.outputs(name, args)
+    with_setting(lambda: model(name, args, outs), switch, None if enabled else "0")()
+    torch.cuda.synchronize()
+    return outs
 
 
 def setup(model_dir, cell, size, seed, T, B, bf16=False):

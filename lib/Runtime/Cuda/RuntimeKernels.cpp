@@ -105,15 +105,20 @@ const RuntimeKernels *currentKernels() {
   if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context ||
       cuCtxGetId(context, &id) != CUDA_SUCCESS)
     return nullptr;
+  // Asked for at every small GEMM a model issues outside a graph: a thread
+  // almost always asks for the context it asked for last.
+  thread_local const RuntimeKernels *last = nullptr;
+  if (last && last->contextId == id)
+    return last;
   std::lock_guard<std::mutex> lock(kernelsMutex);
   for (const RuntimeKernels &kernels : kernelsPerContext)
     if (kernels.contextId == id)
-      return &kernels;
+      return last = &kernels;
   RuntimeKernels kernels;
   kernels.contextId = id;
   load(kernels);
   kernelsPerContext.push_back(kernels);
-  return &kernelsPerContext.back();
+  return last = &kernelsPerContext.back();
 }
 
 } // namespace rnn::cuda
