@@ -17,7 +17,7 @@ timed against cuBLAS.
    class, K and N that do not fill a vector span or a block, padded strides,
    with and without accumulation, and shapes it must leave to cuBLAS.
 2. Time: the benchmark shapes with and without it, in alternation in one
-   process (overlap_ab.alternate; medians).
+   process (setting_ab.alternate; medians).
 
     python3 bench/runtime_gemm_check.py MODEL_DIR
 (bench/gpu-run.sh sets up the library path.)
@@ -30,7 +30,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_bench import CudaModel, cuda_runtime, module_args, rel_err, with_setting  # noqa: E402
-from overlap_ab import alternate  # noqa: E402
+from setting_ab import alternate  # noqa: E402
 
 # TF32 products (10-bit mantissas) over a few steps; the GEMV sums fp32 products,
 # cuBLAS (the runs without it) TF32. bf16 models: bf16 inputs and weights

@@ -21,8 +21,9 @@ extern "C" {
  * cudaStream_t; null is CUDA's default stream). Every kernel, allocation,
  * copy and GEMM of the call is ordered on it, and the call does not wait
  * for the work to finish. It also reads the environment settings
- * RNN_CUDA_OVERLAP_LAUNCHES, RNN_CUDA_PACKED_GEMM and RNN_CUDA_GEMV for the
- * thread's work from then on (every model call sets its stream first). */
+ * RNN_CUDA_OVERLAP_LAUNCHES, RNN_CUDA_PACKED_GEMM, RNN_CUDA_GEMV and
+ * RNN_CUDA_CUBLAS_WORKSPACE_MIB for the thread's work from then on (every
+ * model call sets its stream first). */
 void rnn_cuda_set_stream(void *stream);
 
 /* Copies the first CUDA error recorded on this thread since the last call
@@ -34,8 +35,13 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
  * stream other than the legacy default one, and unless the environment sets
  * RNN_CUDA_GRAPHS=0, the second call with the same `key` (the function, the
  * buffers and the shapes) is captured into a CUDA graph and later calls
- * replay it with one launch. Returns 1 if a CUDA error was recorded (read it
- * with rnn_cuda_take_error). */
+ * replay it with one launch. A call's GEMMs share one cuBLAS workspace,
+ * allocated on the stream for the call's duration; unless
+ * RNN_CUDA_CUBLAS_WORKSPACE_MIB pins its size (0: cuBLAS's own), that
+ * second call is captured once per candidate size, each graph is replayed
+ * a few times (the call waits for them) and the fastest is kept. Calls
+ * without a graph use 32 MiB. Returns 1 if a CUDA error was recorded (read
+ * it with rnn_cuda_take_error). */
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);
 

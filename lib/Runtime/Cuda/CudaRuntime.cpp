@@ -23,11 +23,15 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <list>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #define RNN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -153,6 +157,34 @@ bool gemvEnabled() {
 }
 thread_local bool gemvThisCall = true;
 
+/// The cuBLAS workspace of a model call. Without one, cuBLAS (12.2 and
+/// later) allocates the workspace of a split-K GEMM from the stream-ordered
+/// pool around the GEMM, so a captured step got an allocation node before
+/// and a free node after each such GEMM, and the next kernel could not
+/// launch early behind it. A workspace per call, allocated stream-ordered
+/// at its start and freed at its end, gives one node of each per graph and
+/// is never shared between streams. Its size also decides which algorithms
+/// cuBLAS's heuristic may pick, and on the H100 no size is best for every
+/// model (docs/cuda.md): graphs try each of kTunedWorkspacesMiB and keep the
+/// fastest. RNN_CUDA_CUBLAS_WORKSPACE_MIB=N pins it (0: cuBLAS's own);
+/// calls run without a graph use kDefaultCublasWorkspaceMiB, NVIDIA's
+/// recommendation for Hopper.
+constexpr size_t kDefaultCublasWorkspaceMiB = 32;
+constexpr size_t kTunedWorkspacesMiB[] = {0, 4, 32};
+/// The pinned size in bytes, or -1 when unset (or not a number).
+long long pinnedCublasWorkspaceBytes() {
+  const char *value = getenv("RNN_CUDA_CUBLAS_WORKSPACE_MIB");
+  if (!value || !*value)
+    return -1;
+  char *end = nullptr;
+  unsigned long long mib = std::strtoull(value, &end, 10);
+  return *end == '\0' ? static_cast<long long>(mib << 20) : -1;
+}
+thread_local long long pinnedWorkspaceThisCall = -1;
+thread_local size_t workspaceBytesThisCall = kDefaultCublasWorkspaceMiB << 20;
+/// The current call's workspace (0 outside a model call).
+thread_local CUdeviceptr callWorkspace = 0;
+
 /// Whether the last work issued on this thread in this model call is a GEMM
 /// that cuBLAS ran with bf16 or f16 data (rnn_cuda_overlap_next_launch);
 /// every launch, copy, fill and GEMM updates it.
@@ -166,6 +198,29 @@ bool graphsEnabled() {
   return enabled;
 }
 
+/// RNN_CUDA_GRAPH_DOT=DIR writes every captured graph to DIR/graph-N.dot
+/// (cuGraphDebugDotPrint, verbose) and a line "DIR/graph-N.dot KEY" to
+/// DIR/graphs.txt: the nodes a call really consists of, for finding where
+/// the time between kernels goes.
+void writeGraphDot(CUgraph graph, const std::string &key) {
+  const char *dir = getenv("RNN_CUDA_GRAPH_DOT");
+  if (!dir || !*dir)
+    return;
+  static std::atomic<int> written{0};
+  std::string path =
+      std::string(dir) + "/graph-" + std::to_string(written++) + ".dot";
+  if (cuGraphDebugDotPrint(graph, path.c_str(),
+                           CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) != CUDA_SUCCESS) {
+    record("RNN_CUDA_GRAPH_DOT: could not write " + path);
+    return;
+  }
+  if (FILE *keys =
+          std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
+    std::fprintf(keys, "%s %s\n", path.c_str(), key.c_str());
+    std::fclose(keys);
+  }
+}
+
 } // namespace
 
 RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
@@ -177,6 +232,10 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   overlapThisCall = dependentLaunchEnabled();
   packedThisCall = packedGemmEnabled();
   gemvThisCall = gemvEnabled();
+  pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
+  workspaceBytesThisCall = pinnedWorkspaceThisCall >= 0
+                               ? static_cast<size_t>(pinnedWorkspaceThisCall)
+                               : kDefaultCublasWorkspaceMiB << 20;
   afterReducedPrecisionCublas = false;
 }
 
@@ -200,8 +259,136 @@ namespace {
 /// its end.
 void runCall(void (*call)(void **), void **descriptors) {
   rnn::cuda::beginPackedWeightsCall(packedThisCall);
+  // Where the pool cannot give the workspace, cuBLAS falls back to its own.
+  CUdeviceptr workspace = 0;
+  if (workspaceBytesThisCall &&
+      cuMemAllocAsync(&workspace, workspaceBytesThisCall, currentStream) !=
+          CUDA_SUCCESS)
+    workspace = 0;
+  callWorkspace = workspace;
   call(descriptors);
+  callWorkspace = 0;
+  if (workspace)
+    check(cuMemFreeAsync(workspace, currentStream), "cuMemFreeAsync");
   rnn::cuda::endPackedWeightsCall(currentStream);
+}
+
+/// One call captured on `stream` with a cuBLAS workspace of
+/// `workspaceBytes`, instantiated; null on failure (recorded).
+CUgraphExec captureCall(CUstream stream, void (*call)(void **),
+                        void **descriptors, size_t workspaceBytes,
+                        const std::string &id) {
+  workspaceBytesThisCall = workspaceBytes;
+  if (!check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+             "cuStreamBeginCapture"))
+    return nullptr;
+  runCall(call, descriptors);
+  CUgraph graph = nullptr;
+  bool captured =
+      check(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+  if (!threadError.empty() || !captured) {
+    if (graph)
+      cuGraphDestroy(graph);
+    return nullptr;
+  }
+  writeGraphDot(graph, id + " cublas-workspace-MiB=" +
+                           std::to_string(workspaceBytes >> 20));
+  CUgraphExec exec = nullptr;
+  bool ready = check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+  cuGraphDestroy(graph);
+  return ready ? exec : nullptr;
+}
+
+/// Timed replays per variant when tuning: one to warm up, then this many in
+/// alternation (the median counts); calls slower than kTuningMaxCallMs are
+/// not tuned (the replays would cost too much).
+constexpr int kTuningRounds = 5;
+constexpr float kTuningMaxCallMs = 20;
+
+/// The call captured once per workspace size of kTunedWorkspacesMiB, each
+/// replayed in alternation, the fastest kept and replayed last (so the
+/// outputs are its own). A call is a function of its arguments, so replays
+/// only repeat its work. Null on failure (recorded).
+CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
+                      void **descriptors, const std::string &id) {
+  struct Variant {
+    size_t mib;
+    CUgraphExec exec;
+    std::vector<float> ms;
+  };
+  std::vector<Variant> variants;
+  auto destroyAllBut = [&](CUgraphExec kept) {
+    for (Variant &v : variants)
+      if (v.exec != kept)
+        cuGraphExecDestroy(v.exec);
+  };
+  for (size_t mib : kTunedWorkspacesMiB) {
+    CUgraphExec exec = captureCall(stream, call, descriptors, mib << 20, id);
+    if (!exec) {
+      destroyAllBut(nullptr);
+      return nullptr;
+    }
+    variants.push_back({mib, exec, {}});
+  }
+  workspaceBytesThisCall = kDefaultCublasWorkspaceMiB << 20;
+  CUevent start = nullptr, end = nullptr;
+  bool timed =
+      check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate") &&
+      check(cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
+  for (int round = 0; timed && round <= kTuningRounds; ++round) {
+    for (Variant &v : variants) {
+      float ms = 0;
+      timed = check(cuEventRecord(start, stream), "cuEventRecord") &&
+              check(cuGraphLaunch(v.exec, stream), "cuGraphLaunch") &&
+              check(cuEventRecord(end, stream), "cuEventRecord") &&
+              check(cuEventSynchronize(end), "cuEventSynchronize") &&
+              check(cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+      if (!timed)
+        break;
+      if (round == 0 && ms > kTuningMaxCallMs) {
+        round = kTuningRounds; // A slow call: no more replays.
+        break;
+      }
+      if (round > 0)
+        v.ms.push_back(ms);
+    }
+  }
+  if (start)
+    cuEventDestroy(start);
+  if (end)
+    cuEventDestroy(end);
+  // Unless every variant was timed (no failure, not a slow call), the
+  // default size.
+  auto median = [](std::vector<float> ms) {
+    std::sort(ms.begin(), ms.end());
+    return ms.empty() ? 0.0f : ms[ms.size() / 2];
+  };
+  Variant *best =
+      &*std::find_if(variants.begin(), variants.end(), [](const Variant &v) {
+        return v.mib == kDefaultCublasWorkspaceMiB;
+      });
+  if (std::all_of(variants.begin(), variants.end(), [](const Variant &v) {
+        return v.ms.size() == kTuningRounds;
+      }))
+    for (Variant &v : variants)
+      if (median(v.ms) < median(best->ms))
+        best = &v;
+  if (const char *dir = getenv("RNN_CUDA_GRAPH_DOT"); dir && *dir)
+    if (FILE *log =
+            std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
+      std::fprintf(log, "tuned %s:", id.c_str());
+      for (Variant &v : variants)
+        std::fprintf(log, " workspace %zu MiB %.4f ms;", v.mib, median(v.ms));
+      std::fprintf(log, " kept %zu MiB\n", best->mib);
+      std::fclose(log);
+    }
+  CUgraphExec kept = best->exec;
+  destroyAllBut(kept);
+  if (!threadError.empty()) {
+    cuGraphExecDestroy(kept);
+    return nullptr;
+  }
+  return kept;
 }
 
 } // namespace
@@ -227,6 +414,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     id += "|no-packed-gemm";
   if (!gemvThisCall)
     id += "|no-gemv";
+  if (pinnedWorkspaceThisCall >= 0)
+    id += "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -255,26 +444,12 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   CUstream cuStream = static_cast<CUstream>(stream);
-  if (!check(
-          cuStreamBeginCapture(cuStream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-          "cuStreamBeginCapture"))
+  entry.exec =
+      pinnedWorkspaceThisCall >= 0
+          ? captureCall(cuStream, call, descriptors, workspaceBytesThisCall, id)
+          : tunedCall(cuStream, call, descriptors, id);
+  if (!entry.exec)
     return 1;
-  runCall(call, descriptors);
-  CUgraph graph = nullptr;
-  bool captured =
-      check(cuStreamEndCapture(cuStream, &graph), "cuStreamEndCapture");
-  if (!threadError.empty() || !captured) {
-    if (graph)
-      cuGraphDestroy(graph);
-    return 1;
-  }
-  bool ready =
-      check(cuGraphInstantiate(&entry.exec, graph, 0), "cuGraphInstantiate");
-  cuGraphDestroy(graph);
-  if (!ready) {
-    entry.exec = nullptr;
-    return 1;
-  }
   check(cuGraphLaunch(entry.exec, cuStream), "cuGraphLaunch");
   return threadError.empty() ? 0 : 1;
 }
@@ -536,7 +711,11 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
     record("cublasCreate failed");
     return;
   }
+  // Setting the stream resets the handle's workspace to cuBLAS's own.
   cublasSetStream(handle, currentStream);
+  if (callWorkspace)
+    cublasSetWorkspace(handle, reinterpret_cast<void *>(callWorkspace),
+                       workspaceBytesThisCall);
   cublasComputeType_t compute =
       abDtype == 1 ? CUBLAS_COMPUTE_64F
                    : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32
