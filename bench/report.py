@@ -112,9 +112,10 @@ def memory_table(rows):
 def zoo_table(rows):
     # Runs since the sixth session time our LSTM in the same rounds as each
     # cell (our_lstm_ms); older ones divided by the LSTM's table time.
+    # Since the seventh session: the graph's outputs against a direct call's.
     out = ["| cell | ours (ms) | our LSTM, same rounds (ms) | / our LSTM | within 1.3x "
-           "| ours, kernels not launched early (ms) |",
-           "|---|---|---|---|---|---|"]
+           "| ours, kernels not launched early (ms) | graph replay vs direct call (rel.) |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("check") != "zoo_medium":
             continue
@@ -123,7 +124,8 @@ def zoo_table(rows):
         out.append(f"| {r['cell']} | {r['ours_ms']:.3f} "
                    f"| {f'{lstm:.3f}' if lstm is not None else '-'} | {r['ratio_to_our_lstm']:.2f}x "
                    f"| {'yes' if ok else 'no'} "
-                   f"| {r.get('ours_without_overlap_ms', float('nan')):.3f} |")
+                   f"| {r.get('ours_without_overlap_ms', float('nan')):.3f} "
+                   f"| {f'{g:.1e}' if (g := r.get('graph_vs_direct_rel_err')) is not None else '-'} |")
     return "\n".join(out)
 
 

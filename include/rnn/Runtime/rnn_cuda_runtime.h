@@ -35,13 +35,13 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
  * stream other than the legacy default one, and unless the environment sets
  * RNN_CUDA_GRAPHS=0, the second call with the same `key` (the function, the
  * buffers and the shapes) is captured into a CUDA graph and later calls
- * replay it with one launch. A call's GEMMs share one cuBLAS workspace,
- * allocated on the stream for the call's duration; unless
- * RNN_CUDA_CUBLAS_WORKSPACE_MIB pins its size (0: cuBLAS's own), that
- * second call is captured once per candidate size, each graph is replayed
- * a few times (the call waits for them) and the fastest is kept. Calls
- * without a graph use 32 MiB. Returns 1 if a CUDA error was recorded (read
- * it with rnn_cuda_take_error). */
+ * replay it with one launch. Unless RNN_CUDA_CUBLAS_WORKSPACE_MIB pins the
+ * size of the cuBLAS workspace that a call's GEMMs share (allocated on the
+ * stream for the call's duration; 0 leaves it to cuBLAS, as calls without a
+ * graph do), that second call is captured once per candidate size, each
+ * graph is replayed a few times (the call waits for them) and the smallest
+ * size about as fast as the fastest is kept. Returns 1 if a CUDA error was
+ * recorded (read it with rnn_cuda_take_error). */
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);
 

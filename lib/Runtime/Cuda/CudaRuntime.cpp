@@ -157,20 +157,21 @@ bool gemvEnabled() {
 }
 thread_local bool gemvThisCall = true;
 
-/// The cuBLAS workspace of a model call. Without one, cuBLAS (12.2 and
-/// later) allocates the workspace of a split-K GEMM from the stream-ordered
-/// pool around the GEMM, so a captured step got an allocation node before
-/// and a free node after each such GEMM, and the next kernel could not
-/// launch early behind it. A workspace per call, allocated stream-ordered
-/// at its start and freed at its end, gives one node of each per graph and
-/// is never shared between streams. Its size also decides which algorithms
-/// cuBLAS's heuristic may pick, and on the H100 no size is best for every
-/// model (docs/cuda.md): graphs try each of kTunedWorkspacesMiB and keep the
-/// fastest. RNN_CUDA_CUBLAS_WORKSPACE_MIB=N pins it (0: cuBLAS's own);
-/// calls run without a graph use kDefaultCublasWorkspaceMiB, NVIDIA's
-/// recommendation for Hopper.
-constexpr size_t kDefaultCublasWorkspaceMiB = 32;
+/// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
+/// (12.2 and later) allocates the workspace of a split-K GEMM from the
+/// stream-ordered pool around the GEMM: cheap in a direct call, but a
+/// captured step then holds an allocation node before and a free node after
+/// each such GEMM, and the next kernel cannot launch early behind it. A
+/// workspace per call, allocated stream-ordered at its start and freed at
+/// its end, gives one node of each per graph and is never shared between
+/// streams. Its size also decides which algorithms cuBLAS's heuristic may
+/// pick, and on the H100 no size is best for every model (docs/cuda.md):
+/// graphs try each of kTunedWorkspacesMiB (0: cuBLAS's own) and keep the
+/// smallest within kTuningTolerance of the fastest. Direct calls, and
+/// graphs that are not tuned, leave the workspace to cuBLAS.
+/// RNN_CUDA_CUBLAS_WORKSPACE_MIB=N pins it (0: cuBLAS's own).
 constexpr size_t kTunedWorkspacesMiB[] = {0, 4, 32};
+constexpr float kTuningTolerance = 1.01f;
 /// The pinned size in bytes, or -1 when unset (or not a number).
 long long pinnedCublasWorkspaceBytes() {
   const char *value = getenv("RNN_CUDA_CUBLAS_WORKSPACE_MIB");
@@ -181,7 +182,7 @@ long long pinnedCublasWorkspaceBytes() {
   return *end == '\0' ? static_cast<long long>(mib << 20) : -1;
 }
 thread_local long long pinnedWorkspaceThisCall = -1;
-thread_local size_t workspaceBytesThisCall = kDefaultCublasWorkspaceMiB << 20;
+thread_local size_t workspaceBytesThisCall = 0;
 /// The current call's workspace (0 outside a model call).
 thread_local CUdeviceptr callWorkspace = 0;
 
@@ -235,7 +236,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   workspaceBytesThisCall = pinnedWorkspaceThisCall >= 0
                                ? static_cast<size_t>(pinnedWorkspaceThisCall)
-                               : kDefaultCublasWorkspaceMiB << 20;
+                               : 0;
   afterReducedPrecisionCublas = false;
 }
 
@@ -306,8 +307,8 @@ constexpr int kTuningRounds = 5;
 constexpr float kTuningMaxCallMs = 20;
 
 /// The call captured once per workspace size of kTunedWorkspacesMiB, each
-/// replayed in alternation, the fastest kept and replayed last (so the
-/// outputs are its own). A call is a function of its arguments, so replays
+/// replayed in alternation; the one kept is replayed last by the caller (so
+/// the outputs are its own). A call is a function of its arguments, so replays
 /// only repeat its work. Null on failure (recorded).
 CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
                       void **descriptors, const std::string &id) {
@@ -330,7 +331,7 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
     }
     variants.push_back({mib, exec, {}});
   }
-  workspaceBytesThisCall = kDefaultCublasWorkspaceMiB << 20;
+  workspaceBytesThisCall = 0;
   CUevent start = nullptr, end = nullptr;
   bool timed =
       check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate") &&
@@ -357,22 +358,26 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
     cuEventDestroy(start);
   if (end)
     cuEventDestroy(end);
-  // Unless every variant was timed (no failure, not a slow call), the
-  // default size.
+  // Unless every variant was timed (no failure, not a slow call), cuBLAS's
+  // own workspace (the first variant); else the smallest workspace that is
+  // about as fast as the fastest (its memory is the call's for its
+  // duration).
   auto median = [](std::vector<float> ms) {
     std::sort(ms.begin(), ms.end());
     return ms.empty() ? 0.0f : ms[ms.size() / 2];
   };
-  Variant *best =
-      &*std::find_if(variants.begin(), variants.end(), [](const Variant &v) {
-        return v.mib == kDefaultCublasWorkspaceMiB;
-      });
+  Variant *best = &variants.front();
   if (std::all_of(variants.begin(), variants.end(), [](const Variant &v) {
         return v.ms.size() == kTuningRounds;
-      }))
+      })) {
+    float fastest = median(variants.front().ms);
     for (Variant &v : variants)
-      if (median(v.ms) < median(best->ms))
-        best = &v;
+      fastest = std::min(fastest, median(v.ms));
+    best =
+        &*std::find_if(variants.begin(), variants.end(), [&](const Variant &v) {
+          return median(v.ms) <= fastest * kTuningTolerance;
+        });
+  }
   if (const char *dir = getenv("RNN_CUDA_GRAPH_DOT"); dir && *dir)
     if (FILE *log =
             std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
@@ -384,6 +389,10 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
     }
   CUgraphExec kept = best->exec;
   destroyAllBut(kept);
+  // The other variants' graph memory goes back to the device.
+  CUdevice device;
+  if (cuCtxGetDevice(&device) == CUDA_SUCCESS)
+    cuDeviceGraphMemTrim(device);
   if (!threadError.empty()) {
     cuGraphExecDestroy(kept);
     return nullptr;
