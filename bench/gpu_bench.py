@@ -161,6 +161,43 @@ def check_zoo(model_dir, report):
         report.append({"check": "zoo", "example": example, "rel_err": err, "ok": ok})
 
 
+def check_two_stage_wide(model_dir, report):
+    """The two-stage cells at the benchmark's width (I = H = 1024, B = 64,
+    where their recurrent products take K-split partials summed by the step
+    kernel) against float64 numpy: a direct call on the default stream, then
+    three on a side stream (direct, captured and tuned, replayed)."""
+    from test_dsl_zoo import ZOO  # the reference and its parameter order
+    T, B = 16, 64
+    print(f"== correctness: two-stage zoo cells at I=H=1024 vs float64 numpy (T={T}, B={B})")
+    for cell in ("mgu", "gru_reset_before"):
+        path = os.path.join(model_dir, f"zoo_{cell}.so")
+        if not os.path.exists(path):
+            continue
+        model = CudaModel(path)
+        args = random_args(model, "forward", T, B, seed=9)
+        ref_fn, names, _, _ = ZOO[cell]
+        assert len(args) == 2 + len(names), cell
+        refs = ref_fn(*[a.double().cpu().numpy() for a in args])
+        errs = []
+        outs = model.outputs("forward", args)
+        with torch.no_grad():
+            model("forward", args, outs)
+            torch.cuda.synchronize()
+            errs.append(max(rel_err(o.cpu().numpy(), r) for o, r in zip(outs, refs)))
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    model("forward", args, outs)
+                    side.synchronize()
+                    errs.append(max(rel_err(o.cpu().numpy(), r) for o, r in zip(outs, refs)))
+        ok = max(errs) <= 5e-3
+        print(f"  {cell:18s} max rel err {max(errs):.2e} (per call: "
+              f"{', '.join(f'{e:.1e}' for e in errs)}) {'ok' if ok else 'FAIL'}")
+        report.append({"check": "two_stage_h1024", "cell": cell, "rel_err": max(errs),
+                       "per_call": errs, "ok": ok})
+
+
 def module_args(kind, ref, xs, states, layers, bf16):
     """Our model's arguments for the weights of torch module `ref`: xs, then
     per layer its initial states and W, U, b_W, b_U (bf16 storage: xs, W, U
@@ -501,6 +538,7 @@ def main(model_dir, out_json):
     report = []
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__)
     check_zoo(model_dir, report)
+    check_two_stage_wide(model_dir, report)
     pool = MemPool()
     print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
           f"storage (ours, ours without early launch and cuDNN: 3 rounds of {REPEATS} "

@@ -150,6 +150,11 @@ def main(run_dir):
     if zoo_errors:
         print(f"Correctness, same run: all {len(zoo_errors)} examples of `examples/` on CUDA "
               f"within {max(zoo_errors):.1e} of float64 numpy (T = 7, B = 3).")
+    for r in rows:
+        if r.get("check") == "two_stage_h1024":
+            print(f"{r['cell']} at I = H = 1024, B = 64 (K-split partials), four calls "
+                  f"(direct, then graph): within {r['rel_err']:.1e} of float64 numpy "
+                  f"({'ok' if r['ok'] else 'FAIL'}).")
 
 
 if __name__ == "__main__":

@@ -66,10 +66,40 @@ def ConvertMatmulToLibraryGemm
     leading dimensions of A or C are packed (a slice of a sequence whose
     batch is dynamic), the call runs under an `scf.if` that checks the
     strides at run time, with the contraction as the fallback.
+
+    With `k-partials` set, a recurrent product whose result feeds one
+    elementwise kernel first splits K instead: a contraction in a loop
+    body with a dead zero fill, a `[N, K]` weight with K >= 1024 and
+    N <= 2048 (static), a fresh `[M, N]` result (an allocation outside the
+    contraction's block, freed there too) that the next op touching memory
+    reads through an identity map, an all-parallel `linalg.generic`, and
+    that nothing reads later (the consumer overwrites it, or the next use is
+    a fill). It becomes
+
+    ```
+    func.call @<partials-function>(ab_dtype, c_dtype, b_layout, slices, m, n,
+                                   k, a, lda, b, ldb, p, ldp)
+    ```
+
+    writing `slices` partial products over consecutive K slices into a
+    `[slices, M, N]` buffer, and the consumer adds them up as it reads them:
+    one launch less per product (cuBLAS's split-K adds its own reduction
+    kernel), and the consumer can launch early behind it. `slices` is
+    `k-partials` for N <= 1024 and half of it for N <= 2048 (at least 2).
+    The partials cost `slices * M * N` elements of traffic, so they are used
+    only for 16 <= M and a buffer of at most 16 MiB: an `scf.if` on M keeps
+    the plain GEMM and consumer for other batches (the buffer is allocated
+    empty then).
   }];
   let options = [
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
            "The GEMM entry point to call">,
+    Option<"kPartials", "k-partials", "unsigned", "0",
+           "Split qualifying recurrent products into this many K slices "
+           "added by their consumer (0: never)">,
+    Option<"partialsFunction", "partials-function", "std::string",
+           "\"rnn_cuda_gemm_partials\"",
+           "The entry point that writes K-slice partial products">,
     Option<"tf32Flag", "tf32-flag", "bool", "false",
            "Add 2 to b_layout for matmuls that allow TF32">,
     Option<"constantBFlag", "constant-b-flag", "bool", "false",
@@ -80,7 +110,9 @@ def ConvertMatmulToLibraryGemm
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
   let statistics = [
-    Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">
+    Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">,
+    Statistic<"numPartials", "gemm-partials",
+              "Products split into K-slice partials for their consumer">
   ];
 }
 

@@ -92,6 +92,18 @@ void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
                    int64_t b, int64_t ldb, int64_t c, int64_t ldc);
 
+/* The partial products of `slices` consecutive K slices on the current
+ * stream: for s < slices, C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T
+ * with C_s at c + s * m * ldc elements (one cuBLAS strided-batched GEMM).
+ * The arguments are those of rnn_cuda_gemm plus `slices`; B must be n x k,
+ * k a multiple of `slices`, and the accumulate bit clear (an error is
+ * recorded otherwise). The kernel that reads the product adds the partials
+ * (convert-matmul-to-library-gemm{k-partials}). */
+void rnn_cuda_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
+                            int32_t b_layout, int64_t slices, int64_t m,
+                            int64_t n, int64_t k, int64_t a, int64_t lda,
+                            int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace rnn {
@@ -125,6 +126,294 @@ static linalg::FillOp findDeadZeroFill(linalg::GenericOp contraction,
   return linalg::FillOp();
 }
 
+/// The address of a memref's first element as i64, and the distance between
+/// its rows (the row length when rows are packed).
+static std::pair<Value, Value> addressAndRowStride(OpBuilder &builder,
+                                                   Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type i64 = builder.getI64Type();
+  auto metadata =
+      memref::ExtractStridedMetadataOp::create(builder, loc, memref);
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  Value offsetBytes = arith::MulIOp::create(
+      builder, loc, metadata.getOffset(),
+      arith::ConstantIndexOp::create(builder, loc, bytes));
+  Value address = arith::AddIOp::create(builder, loc, aligned, offsetBytes);
+  Value rowStride = metadata.getStrides()[type.getRank() - 2];
+  return {arith::IndexCastOp::create(builder, loc, i64, address),
+          arith::IndexCastOp::create(builder, loc, i64, rowStride)};
+}
+
+/// The private declaration of `name` with `argTypes` and no results.
+static func::FuncOp declareCallee(ModuleOp module, StringRef name,
+                                  ArrayRef<Type> argTypes) {
+  if (auto callee = module.lookupSymbol<func::FuncOp>(name))
+    return callee;
+  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  auto callee = func::FuncOp::create(builder, module.getLoc(), name,
+                                     builder.getFunctionType(argTypes, {}));
+  callee.setPrivate();
+  return callee;
+}
+
+//===----------------------------------------------------------------------===//
+// Recurrent products split into K-slice partials for their consumer
+//===----------------------------------------------------------------------===//
+
+/// Limits of the K-split (Passes.td): products worth splitting, and batches
+/// whose partials stay cheap.
+constexpr int64_t kPartialsMinK = 1024, kPartialsMaxN = 2048;
+constexpr int64_t kPartialsMinRows = 16, kPartialsMaxBytes = 16 << 20;
+
+/// A product to split: the contraction, the zero fill before it, the
+/// elementwise generic that reads its result (input `consumerInput`), the
+/// result's allocation and deallocation, and the number of slices.
+struct PartialsPlan {
+  linalg::GenericOp contraction, consumer;
+  linalg::FillOp fill;
+  memref::AllocOp alloc;
+  memref::DeallocOp dealloc;
+  unsigned consumerInput = 0;
+  int64_t slices = 0;
+};
+
+/// The plan for `contraction`, or nothing when it does not qualify.
+static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
+                                                int64_t kPartials) {
+  if (kPartials < 2 || !contraction.hasPureBufferSemantics())
+    return std::nullopt;
+  auto layout =
+      contraction->getAttrOfType<IntegerAttr>(rnn::kGemmWeightLayoutAttr);
+  if (!layout || layout.getInt() != 0)
+    return std::nullopt;
+  Value a = contraction.getDpsInputs()[0], b = contraction.getDpsInputs()[1];
+  Value c = contraction.getDpsInits()[0];
+  auto aType = cast<MemRefType>(a.getType());
+  auto bType = cast<MemRefType>(b.getType());
+  auto cType = cast<MemRefType>(c.getType());
+  if (aType.getRank() != 2 || bType.getRank() != 2 || cType.getRank() != 2 ||
+      !bType.hasStaticShape() || !cType.getLayout().isIdentity() ||
+      !cType.getElementType().isF32() || !hasUnitInnerStride(aType) ||
+      !hasUnitInnerStride(bType) || dtypeCode(aType.getElementType()) < 0 ||
+      bType.getElementType() != aType.getElementType())
+    return std::nullopt;
+  int64_t n = bType.getDimSize(0), k = bType.getDimSize(1);
+  int64_t slices =
+      n <= kPartialsMaxN / 2 ? kPartials : std::max<int64_t>(2, kPartials / 2);
+  if (k < kPartialsMinK || n > kPartialsMaxN || k % slices != 0 ||
+      cType.getDimSize(1) != n)
+    return std::nullopt;
+  PartialsPlan plan;
+  plan.contraction = contraction;
+  plan.slices = slices;
+  plan.fill = findDeadZeroFill(contraction, c);
+  plan.alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!plan.fill || !plan.alloc ||
+      !plan.alloc->getParentRegion()->isProperAncestor(
+          contraction->getParentRegion()))
+    return std::nullopt;
+  // The next op that may touch memory reads the product, elementwise.
+  Operation *next = contraction->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  plan.consumer = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!plan.consumer || !plan.consumer.hasPureBufferSemantics() ||
+      plan.consumer.getNumLoops() != 2 ||
+      plan.consumer.getNumParallelLoops() != 2)
+    return std::nullopt;
+  int readers = 0;
+  for (OpOperand *input : plan.consumer.getDpsInputOperands())
+    if (input->get() == c) {
+      ++readers;
+      plan.consumerInput = input->getOperandNumber();
+      if (!plan.consumer.getMatchingIndexingMap(input).isIdentity())
+        return std::nullopt;
+    }
+  bool consumerWrites = false;
+  for (OpOperand &init : plan.consumer.getDpsInitsMutable())
+    if (init.get() == c) {
+      if (!plan.consumer.getMatchingIndexingMap(&init).isIdentity())
+        return std::nullopt;
+      consumerWrites = true;
+    }
+  if (readers != 1)
+    return std::nullopt;
+  // Nothing else may see the product: the result is used by the fill, the
+  // contraction, the consumer and, after the consumer in the same block,
+  // ops that read what the consumer wrote into it or come after a fill of
+  // it; besides, only its deallocation.
+  Block *block = contraction->getBlock();
+  for (Operation *user : c.getUsers()) {
+    if (user == plan.fill || user == contraction || user == plan.consumer)
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+      if (plan.dealloc || dealloc->getBlock() != plan.alloc->getBlock())
+        return std::nullopt;
+      plan.dealloc = dealloc;
+      continue;
+    }
+    if (user->getBlock() != block || !plan.consumer->isBeforeInBlock(user))
+      return std::nullopt;
+  }
+  if (!consumerWrites)
+    for (Operation *op = plan.consumer->getNextNode(); op;
+         op = op->getNextNode()) {
+      if (!llvm::is_contained(op->getOperands(), c))
+        continue;
+      auto refill = dyn_cast<linalg::FillOp>(op);
+      if (!refill || refill.getDpsInits()[0] != c)
+        return std::nullopt;
+      break;
+    }
+  if (!plan.dealloc)
+    return std::nullopt;
+  return plan;
+}
+
+/// Whether a batch of `rows` takes the partials: an i1 computed at `builder`.
+static Value partialsWorthIt(OpBuilder &builder, Location loc, Value rows,
+                             int64_t slices, int64_t n) {
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, v);
+  };
+  Value enough = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
+                                       rows, constant(kPartialsMinRows));
+  Value bytes =
+      arith::MulIOp::create(builder, loc, rows, constant(slices * n * 4));
+  Value small = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
+                                      bytes, constant(kPartialsMaxBytes));
+  return arith::AndIOp::create(builder, loc, enough, small);
+}
+
+/// The consumer again, reading the sum of the partials `[slices, M, N]`
+/// where it read the product.
+static void createSummingConsumer(OpBuilder &builder, PartialsPlan plan,
+                                  Value partials) {
+  linalg::GenericOp consumer = plan.consumer;
+  Location loc = consumer.getLoc();
+  Value product = consumer->getOperand(plan.consumerInput);
+  Value rows = memref::DimOp::create(builder, loc, product, 0);
+  int64_t n = cast<MemRefType>(product.getType()).getDimSize(1);
+  SmallVector<Value> sliceViews;
+  for (int64_t s = 0; s < plan.slices; ++s) {
+    SmallVector<OpFoldResult> offsets{builder.getIndexAttr(s),
+                                      builder.getIndexAttr(0),
+                                      builder.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{builder.getIndexAttr(1), rows,
+                                    builder.getIndexAttr(n)};
+    SmallVector<OpFoldResult> strides(3, builder.getIndexAttr(1));
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        {ShapedType::kDynamic, n}, cast<MemRefType>(partials.getType()),
+        offsets, sizes, strides);
+    sliceViews.push_back(
+        memref::SubViewOp::create(builder, loc, cast<MemRefType>(viewType),
+                                  partials, offsets, sizes, strides));
+  }
+  unsigned input = plan.consumerInput;
+  SmallVector<Value> inputs(consumer.getDpsInputs());
+  inputs[input] = sliceViews.front();
+  inputs.insert(inputs.begin() + input + 1, sliceViews.begin() + 1,
+                sliceViews.end());
+  SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
+  maps.insert(maps.begin() + input + 1, plan.slices - 1, maps[input]);
+  auto summing = linalg::GenericOp::create(builder, loc, TypeRange{}, inputs,
+                                           consumer.getDpsInits(), maps,
+                                           consumer.getIteratorTypesArray());
+  summing->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
+  IRMapping mapping;
+  consumer.getRegion().cloneInto(&summing.getRegion(), mapping);
+  Block &body = summing.getRegion().front();
+  BlockArgument first = body.getArgument(input);
+  SmallVector<Value> others;
+  for (int64_t s = 1; s < plan.slices; ++s)
+    others.push_back(body.insertArgument(input + s, first.getType(), loc));
+  OpBuilder bodyBuilder = OpBuilder::atBlockBegin(&body);
+  Value sum = first;
+  Operation *firstAdd = nullptr;
+  for (Value other : others) {
+    auto add = arith::AddFOp::create(bodyBuilder, loc, sum, other);
+    firstAdd = firstAdd ? firstAdd : add.getOperation();
+    sum = add;
+  }
+  first.replaceAllUsesExcept(sum, firstAdd);
+}
+
+/// Rewrites one planned product: the partials buffer beside the product's
+/// allocation, then under a check of the batch the partials call and the
+/// summing consumer, else the product and consumer as they were.
+static void splitIntoPartials(PartialsPlan plan, func::FuncOp callee,
+                              int32_t layoutFlags) {
+  linalg::GenericOp contraction = plan.contraction;
+  Location loc = contraction.getLoc();
+  Value a = contraction.getDpsInputs()[0], b = contraction.getDpsInputs()[1];
+  Value c = contraction.getDpsInits()[0];
+  auto cType = cast<MemRefType>(c.getType());
+  int64_t n = cType.getDimSize(1);
+  Type i64 = IntegerType::get(contraction.getContext(), 64);
+
+  // [slices, M, N], empty for batches that do not take the partials.
+  OpBuilder builder(plan.alloc->getBlock(), ++Block::iterator(plan.alloc));
+  Value rows = memref::DimOp::create(builder, loc, c, 0);
+  Value sliceCount = arith::SelectOp::create(
+      builder, loc, partialsWorthIt(builder, loc, rows, plan.slices, n),
+      arith::ConstantIndexOp::create(builder, loc, plan.slices),
+      arith::ConstantIndexOp::create(builder, loc, 0));
+  auto partialsType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, n}, cType.getElementType());
+  Value partials = memref::AllocOp::create(builder, loc, partialsType,
+                                           ValueRange{sliceCount, rows},
+                                           plan.alloc.getAlignmentAttr());
+  builder.setInsertionPointAfter(plan.dealloc);
+  memref::DeallocOp::create(builder, loc, partials);
+
+  // The pure ops between the product and its consumer go first, so that the
+  // fill, the product and the consumer can move into the branches together.
+  for (Operation *op = contraction->getNextNode(); op != plan.consumer;) {
+    Operation *pure = op;
+    op = op->getNextNode();
+    pure->moveBefore(plan.fill);
+  }
+  builder.setInsertionPoint(plan.fill);
+  Value stepRows = memref::DimOp::create(builder, loc, c, 0);
+  auto branch = scf::IfOp::create(
+      builder, loc, partialsWorthIt(builder, loc, stepRows, plan.slices, n),
+      /*withElse=*/true);
+  builder.setInsertionPointToStart(&branch.getElseRegion().front());
+  for (Operation *op : {plan.fill.getOperation(), contraction.getOperation(),
+                        plan.consumer.getOperation()})
+    builder.clone(*op);
+
+  builder.setInsertionPointToStart(&branch.getThenRegion().front());
+  auto aType = cast<MemRefType>(a.getType());
+  auto [aAddr, lda] = addressAndRowStride(builder, loc, a);
+  auto [bAddr, ldb] = addressAndRowStride(builder, loc, b);
+  Value pAddr = arith::IndexCastOp::create(
+      builder, loc, i64,
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, partials));
+  auto i32Constant = [&](int32_t v) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, v, 32);
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, v, 64);
+  };
+  Value m = arith::IndexCastOp::create(builder, loc, i64, stepRows);
+  int64_t k = cast<MemRefType>(b.getType()).getDimSize(1);
+  func::CallOp::create(
+      builder, loc, callee,
+      ValueRange{i32Constant(dtypeCode(aType.getElementType())),
+                 i32Constant(dtypeCode(cType.getElementType())),
+                 i32Constant(layoutFlags), i64Constant(plan.slices), m,
+                 i64Constant(n), i64Constant(k), aAddr, lda, bAddr, ldb, pAddr,
+                 i64Constant(n)});
+  createSummingConsumer(builder, plan, partials);
+
+  plan.consumer.erase();
+  contraction.erase();
+  plan.fill.erase();
+}
+
 struct ConvertMatmulToLibraryGemmPass
     : public rnn::impl::ConvertMatmulToLibraryGemmBase<
           ConvertMatmulToLibraryGemmPass> {
@@ -140,17 +429,11 @@ struct ConvertMatmulToLibraryGemmPass
     if (contractions.empty())
       return;
 
-    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
-    Type i32 = moduleBuilder.getI32Type(), i64 = moduleBuilder.getI64Type();
-    SmallVector<Type> argTypes{i32, i32, i32, i64, i64, i64,
-                               i64, i64, i64, i64, i64, i64};
-    auto callee = module.lookupSymbol<func::FuncOp>(function);
-    if (!callee) {
-      callee =
-          func::FuncOp::create(moduleBuilder, module.getLoc(), function,
-                               moduleBuilder.getFunctionType(argTypes, {}));
-      callee.setPrivate();
-    }
+    Builder types(module.getContext());
+    Type i32 = types.getI32Type(), i64 = types.getI64Type();
+    func::FuncOp callee = declareCallee(
+        module, function,
+        {i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64});
 
     // Decided before any call exists: the calls take addresses, which
     // isNeverWritten cannot follow.
@@ -163,6 +446,43 @@ struct ConvertMatmulToLibraryGemmPass
           if (isa<MemRefType>(argument.getType()) && isNeverWritten(argument))
             constantArguments.insert(argument);
       });
+    // b_layout without the accumulate bit.
+    auto layoutFlags = [&](linalg::GenericOp contraction) {
+      int32_t layout =
+          cast<IntegerAttr>(contraction->getAttr(rnn::kGemmWeightLayoutAttr))
+              .getInt();
+      if (tf32Flag && contraction->hasAttr(rnn::kGemmAllowTf32Attr))
+        layout |= 2;
+      if (constantArguments.contains(
+              rnn::rootBuffer(contraction.getDpsInputs()[1])))
+        layout |= kConstantBFlag;
+      return layout;
+    };
+
+    // K-split partials first; the branches that keep the plain product are
+    // then converted below like any other contraction.
+    if (kPartials >= 2) {
+      SmallVector<PartialsPlan> plans;
+      for (linalg::GenericOp contraction : contractions)
+        if (std::optional<PartialsPlan> plan =
+                planPartials(contraction, kPartials))
+          plans.push_back(*plan);
+      if (!plans.empty()) {
+        func::FuncOp partialsCallee = declareCallee(
+            module, partialsFunction,
+            {i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64});
+        for (PartialsPlan &plan : plans) {
+          splitIntoPartials(plan, partialsCallee,
+                            layoutFlags(plan.contraction));
+          ++numPartials;
+        }
+        contractions.clear();
+        module.walk([&](linalg::GenericOp op) {
+          if (op->hasAttr(rnn::kGemmWeightLayoutAttr))
+            contractions.push_back(op);
+        });
+      }
+    }
 
     for (linalg::GenericOp contraction : contractions) {
       if (!contraction.hasPureBufferSemantics())
@@ -180,13 +500,7 @@ struct ConvertMatmulToLibraryGemmPass
           !hasUnitInnerStride(aType) || bType.getRank() != 2 ||
           !hasUnitInnerStride(bType) || !hasUnitInnerStride(cType))
         continue;
-      int32_t layout =
-          cast<IntegerAttr>(contraction->getAttr(rnn::kGemmWeightLayoutAttr))
-              .getInt();
-      if (tf32Flag && contraction->hasAttr(rnn::kGemmAllowTf32Attr))
-        layout |= 2;
-      if (constantArguments.contains(rnn::rootBuffer(b)))
-        layout |= kConstantBFlag;
+      int32_t layout = layoutFlags(contraction);
 
       OpBuilder builder(contraction);
       Location loc = contraction.getLoc();
@@ -195,23 +509,6 @@ struct ConvertMatmulToLibraryGemmPass
       };
       auto constantI32 = [&](int32_t v) -> Value {
         return arith::ConstantIntOp::create(builder, loc, v, 32);
-      };
-      // The address of a memref's first element, and the distance between
-      // its rows (the row length when rows are packed).
-      auto addressAndRowStride = [&](Value memref) -> std::pair<Value, Value> {
-        auto type = cast<MemRefType>(memref.getType());
-        auto metadata =
-            memref::ExtractStridedMetadataOp::create(builder, loc, memref);
-        Value aligned = memref::ExtractAlignedPointerAsIndexOp::create(
-            builder, loc, memref);
-        int64_t bytes = type.getElementTypeBitWidth() / 8;
-        Value offsetBytes = arith::MulIOp::create(
-            builder, loc, metadata.getOffset(),
-            arith::ConstantIndexOp::create(builder, loc, bytes));
-        Value address =
-            arith::AddIOp::create(builder, loc, aligned, offsetBytes);
-        Value rowStride = metadata.getStrides()[type.getRank() - 2];
-        return {i64Of(address), i64Of(rowStride)};
       };
       // Operands whose rows are packed only at run time get the call under
       // a check, the contraction (and its zero fill) as the fallback.
@@ -241,9 +538,9 @@ struct ConvertMatmulToLibraryGemmPass
       for (int64_t d = 0; d + 1 < aType.getRank(); ++d)
         rows = arith::MulIOp::create(builder, loc, rows,
                                      memref::DimOp::create(builder, loc, a, d));
-      auto [aAddr, lda] = addressAndRowStride(a);
-      auto [bAddr, ldb] = addressAndRowStride(b);
-      auto [cAddr, ldc] = addressAndRowStride(c);
+      auto [aAddr, lda] = addressAndRowStride(builder, loc, a);
+      auto [bAddr, ldb] = addressAndRowStride(builder, loc, b);
+      auto [cAddr, ldc] = addressAndRowStride(builder, loc, c);
       Value k =
           i64Of(memref::DimOp::create(builder, loc, a, aType.getRank() - 1));
       Value n =

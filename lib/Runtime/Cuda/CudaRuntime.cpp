@@ -746,3 +746,56 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
            cublasGetStatusString(status) + " (m=" + std::to_string(m) +
            ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
 }
+
+RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
+                                       int32_t flags, int64_t slices, int64_t m,
+                                       int64_t n, int64_t k, int64_t a,
+                                       int64_t lda, int64_t b, int64_t ldb,
+                                       int64_t c, int64_t ldc) {
+  // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ into C + s·m·ldc: one
+  // strided-batched GEMM over the K slices, summed by the kernel that reads
+  // them (convert-matmul-to-library-gemm{k-partials}).
+  afterReducedPrecisionCublas = false;
+  if (m == 0 || n == 0)
+    return;
+  if (slices < 1 || k % slices != 0 || (flags & 1) != 0 || (flags & 4) != 0) {
+    record("rnn_cuda_gemm_partials: " + std::to_string(slices) +
+           " slices of k=" + std::to_string(k) + " (flags " +
+           std::to_string(flags) + ") are not supported");
+    return;
+  }
+  afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16;
+  cublasHandle_t handle = threadHandle();
+  if (!handle) {
+    record("cublasCreate failed");
+    return;
+  }
+  cublasSetStream(handle, currentStream);
+  if (callWorkspace)
+    cublasSetWorkspace(handle, reinterpret_cast<void *>(callWorkspace),
+                       workspaceBytesThisCall);
+  bool tf32 = (flags & 2) != 0;
+  cublasComputeType_t compute =
+      abDtype == RNN_F64
+          ? CUBLAS_COMPUTE_64F
+          : (tf32 && abDtype == RNN_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                        : CUBLAS_COMPUTE_32F);
+  double alpha64 = 1.0, beta64 = 0.0;
+  float alpha32 = 1.0f, beta32 = 0.0f;
+  const void *alpha = abDtype == RNN_F64 ? static_cast<const void *>(&alpha64)
+                                         : static_cast<const void *>(&alpha32);
+  const void *beta = abDtype == RNN_F64 ? static_cast<const void *>(&beta64)
+                                        : static_cast<const void *>(&beta32);
+  int64_t slice = k / slices;
+  cublasStatus_t status = cublasGemmStridedBatchedEx(
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, slice, alpha,
+      reinterpret_cast<const void *>(b), cublasType(abDtype), ldb, slice,
+      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, slice, beta,
+      reinterpret_cast<void *>(c), cublasType(cDtype), ldc, m * ldc, slices,
+      compute, CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    record(std::string("cublasGemmStridedBatchedEx failed: ") +
+           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
+           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+           ", slices=" + std::to_string(slices) + ")");
+}

@@ -1,0 +1,196 @@
+// RUN: rnn-opt %s -split-input-file --convert-matmul-to-library-gemm='function=rnn_cuda_gemm k-partials=8' | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --convert-matmul-to-library-gemm | FileCheck %s --check-prefix=OFF
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// A recurrent product (K = 1024, N = 1024) that one elementwise kernel reads:
+// split into 8 K slices written to a [8, M, N] buffer by one call, which the
+// consumer adds up. Batches of fewer than 16 rows (or partials over 16 MiB)
+// keep the plain GEMM and consumer, and allocate the buffer empty.
+// CHECK: func.func private @rnn_cuda_gemm_partials(i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @step
+// CHECK: %[[P:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x1024xf32>
+// CHECK: scf.for
+// CHECK: %[[ROWS:.*]] = memref.dim %[[C:.*]], %c0
+// CHECK: %[[MANY:.*]] = arith.cmpi sge, %[[ROWS]], %c16
+// CHECK: scf.if
+// CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c8_i64,
+// CHECK: memref.subview %[[P]][7, 0, 0] [1, %{{.*}}, 1024] [1, 1, 1]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: ^bb0(%[[S0:.*]]: f32, %[[S1:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %[[S7:.*]]: f32, %[[H:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SUM1:.*]] = arith.addf %[[S0]], %[[S1]]
+// CHECK-COUNT-6: arith.addf
+// CHECK: math.tanh
+// CHECK: } else {
+// CHECK-NOT: linalg.fill
+// CHECK: call @rnn_cuda_gemm(
+// CHECK: linalg.generic
+// CHECK: memref.dealloc %[[C]]
+// CHECK-NEXT: memref.dealloc %[[P]]
+// OFF-LABEL: func.func @step
+// OFF-NOT: rnn_cuda_gemm_partials
+// OFF-NOT: scf.if
+func.func @step(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %ys: memref<?x?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<1024x1024xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32, rnn.gemm_allow_tf32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    %row = memref.subview %ys[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod, %h : memref<?x1024xf32>, memref<?x1024xf32>) outs(%row : memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%p: f32, %hv: f32, %o: f32):
+      %v = math.tanh %p : f32
+      %w = arith.mulf %v, %hv : f32
+      linalg.yield %w : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// N = 2048: half as many slices (4).
+// CHECK-LABEL: func.func @wider
+// CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c4_i64,
+func.func @wider(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref<?x2048xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x2048xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x2048xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<2048x1024xf32>) outs(%prod : memref<?x2048xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x2048xf32>) outs(%out : memref<?x2048xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x2048xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Left as plain GEMMs: K below 1024; a product accumulated onto its buffer
+// (no zero fill); a product read again after its consumer (the partials
+// would never be added up for that reader).
+// CHECK-LABEL: func.func @short_k
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @accumulated
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @read_again
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK: return
+func.func @short_k(%h: memref<?x512xf32>, %u: memref<1024x512xf32>, %out: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x512xf32>
+  %prod = memref.alloc(%rows) : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x512xf32>, memref<1024x512xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x1024xf32>) outs(%out : memref<?x1024xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}
+func.func @accumulated(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %out: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<1024x1024xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x1024xf32>) outs(%out : memref<?x1024xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}
+func.func @read_again(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %out: memref<?x1024xf32>, %out2: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<1024x1024xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x1024xf32>) outs(%out : memref<?x1024xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+    memref.copy %prod, %out2 : memref<?x1024xf32> to memref<?x1024xf32>
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}
