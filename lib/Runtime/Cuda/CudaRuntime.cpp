@@ -687,6 +687,48 @@ cublasHandle_t threadHandle() {
   return holder.handle;
 }
 
+/// The thread's handle on the current stream with the call's workspace, or
+/// null (recorded), for a GEMM of these dtypes; the next launch learns
+/// whether it follows a GEMM that cuBLAS ran with bf16/f16 data.
+cublasHandle_t cublasForNextGemm(int32_t abDtype, int32_t cDtype) {
+  afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
+                                cDtype == RNN_BF16 || cDtype == RNN_F16;
+  cublasHandle_t handle = threadHandle();
+  if (!handle) {
+    record("cublasCreate failed");
+    return nullptr;
+  }
+  // Setting the stream resets the handle's workspace to cuBLAS's own.
+  cublasSetStream(handle, currentStream);
+  if (callWorkspace)
+    cublasSetWorkspace(handle, reinterpret_cast<void *>(callWorkspace),
+                       workspaceBytesThisCall);
+  return handle;
+}
+
+/// cuBLAS's compute type and scalars (alpha = 1, beta = 0 or 1) for
+/// operands of `abDtype`: f64 computes in f64, f32 in TF32 where allowed.
+struct CublasScalars {
+  CublasScalars(int32_t abDtype, bool tf32, bool accumulate)
+      : f64(abDtype == RNN_F64),
+        compute(f64 ? CUBLAS_COMPUTE_64F
+                    : (tf32 && abDtype == RNN_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                  : CUBLAS_COMPUTE_32F)),
+        beta64(accumulate ? 1.0 : 0.0), beta32(accumulate ? 1.0f : 0.0f) {}
+  const void *alpha() const {
+    return f64 ? static_cast<const void *>(&alpha64)
+               : static_cast<const void *>(&alpha32);
+  }
+  const void *beta() const {
+    return f64 ? static_cast<const void *>(&beta64)
+               : static_cast<const void *>(&beta32);
+  }
+  bool f64;
+  cublasComputeType_t compute;
+  double alpha64 = 1.0, beta64;
+  float alpha32 = 1.0f, beta32;
+};
+
 } // namespace
 
 RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
@@ -713,34 +755,16 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
       rnn::cuda::trySmallBatchGemv(abDtype, m, n, k, a, lda, b, ldb, c, ldc,
                                    accumulate, overlap, currentStream))
     return;
-  afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
-                                cDtype == RNN_BF16 || cDtype == RNN_F16;
-  cublasHandle_t handle = threadHandle();
-  if (!handle) {
-    record("cublasCreate failed");
+  cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
+  if (!handle)
     return;
-  }
-  // Setting the stream resets the handle's workspace to cuBLAS's own.
-  cublasSetStream(handle, currentStream);
-  if (callWorkspace)
-    cublasSetWorkspace(handle, reinterpret_cast<void *>(callWorkspace),
-                       workspaceBytesThisCall);
-  cublasComputeType_t compute =
-      abDtype == 1 ? CUBLAS_COMPUTE_64F
-                   : (tf32 && abDtype == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                           : CUBLAS_COMPUTE_32F);
-  double alpha64 = 1.0, beta64 = accumulate ? 1.0 : 0.0;
-  float alpha32 = 1.0f, beta32 = accumulate ? 1.0f : 0.0f;
-  const void *alpha = abDtype == 1 ? static_cast<const void *>(&alpha64)
-                                   : static_cast<const void *>(&alpha32);
-  const void *beta = abDtype == 1 ? static_cast<const void *>(&beta64)
-                                  : static_cast<const void *>(&beta32);
-  cublasStatus_t status =
-      cublasGemmEx(handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m,
-                   k, alpha, reinterpret_cast<const void *>(b),
-                   cublasType(abDtype), ldb, reinterpret_cast<const void *>(a),
-                   cublasType(abDtype), lda, beta, reinterpret_cast<void *>(c),
-                   cublasType(cDtype), ldc, compute, CUBLAS_GEMM_DEFAULT);
+  CublasScalars scalars(abDtype, tf32, accumulate);
+  cublasStatus_t status = cublasGemmEx(
+      handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k,
+      scalars.alpha(), reinterpret_cast<const void *>(b), cublasType(abDtype),
+      ldb, reinterpret_cast<const void *>(a), cublasType(abDtype), lda,
+      scalars.beta(), reinterpret_cast<void *>(c), cublasType(cDtype), ldc,
+      scalars.compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)
     record(std::string("cublasGemmEx failed: ") +
            cublasGetStatusString(status) + " (m=" + std::to_string(m) +
@@ -764,35 +788,17 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
            std::to_string(flags) + ") are not supported");
     return;
   }
-  afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16;
-  cublasHandle_t handle = threadHandle();
-  if (!handle) {
-    record("cublasCreate failed");
+  cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
+  if (!handle)
     return;
-  }
-  cublasSetStream(handle, currentStream);
-  if (callWorkspace)
-    cublasSetWorkspace(handle, reinterpret_cast<void *>(callWorkspace),
-                       workspaceBytesThisCall);
-  bool tf32 = (flags & 2) != 0;
-  cublasComputeType_t compute =
-      abDtype == RNN_F64
-          ? CUBLAS_COMPUTE_64F
-          : (tf32 && abDtype == RNN_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                        : CUBLAS_COMPUTE_32F);
-  double alpha64 = 1.0, beta64 = 0.0;
-  float alpha32 = 1.0f, beta32 = 0.0f;
-  const void *alpha = abDtype == RNN_F64 ? static_cast<const void *>(&alpha64)
-                                         : static_cast<const void *>(&alpha32);
-  const void *beta = abDtype == RNN_F64 ? static_cast<const void *>(&beta64)
-                                        : static_cast<const void *>(&beta32);
+  CublasScalars scalars(abDtype, (flags & 2) != 0, /*accumulate=*/false);
   int64_t slice = k / slices;
   cublasStatus_t status = cublasGemmStridedBatchedEx(
-      handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, slice, alpha,
+      handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, slice, scalars.alpha(),
       reinterpret_cast<const void *>(b), cublasType(abDtype), ldb, slice,
-      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, slice, beta,
-      reinterpret_cast<void *>(c), cublasType(cDtype), ldc, m * ldc, slices,
-      compute, CUBLAS_GEMM_DEFAULT);
+      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, slice,
+      scalars.beta(), reinterpret_cast<void *>(c), cublasType(cDtype), ldc,
+      m * ldc, slices, scalars.compute, CUBLAS_GEMM_DEFAULT);
   if (status != CUBLAS_STATUS_SUCCESS)
     record(std::string("cublasGemmStridedBatchedEx failed: ") +
            cublasGetStatusString(status) + " (m=" + std::to_string(m) +
