@@ -194,3 +194,58 @@ func.func @read_again(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %out: m
   memref.dealloc %prod : memref<?x1024xf32>
   return
 }
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Concatenated gates: the consumer reads two windows of the product (r and
+// z); it reads the same windows of each of the 4 partials instead.
+// CHECK-LABEL: func.func @windows
+// CHECK: %[[P:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?x2048xf32>
+// CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c4_i64,
+// CHECK: %[[S0:.*]] = memref.subview %[[P]][0, 0, 0] [1, %{{.*}}, 2048]
+// CHECK: %[[S3:.*]] = memref.subview %[[P]][3, 0, 0] [1, %{{.*}}, 2048]
+// CHECK: %[[Z0:.*]] = memref.subview %[[S0]][0, 1024] [%{{.*}}, 1024] [1, 1]
+// CHECK: %[[R0:.*]] = memref.subview %[[S0]][0, 0] [%{{.*}}, 1024] [1, 1]
+// CHECK: %[[R3:.*]] = memref.subview %[[S3]][0, 0] [%{{.*}}, 1024] [1, 1]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[R0]], %{{.*}}, %{{.*}}, %[[R3]], %[[Z0]],
+// CHECK: ^bb0(%[[A0:[^:]*]]: f32, %[[A1:[^:]*]]: f32, %[[A2:[^:]*]]: f32, %[[A3:[^:]*]]: f32, %[[B0:[^:]*]]: f32, %[[B1:[^:]*]]: f32,
+// CHECK: %[[Z:.*]] = arith.addf %[[B0]], %[[B1]]
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: %[[R:.*]] = arith.addf %[[A0]], %[[A1]]
+// CHECK: } else {
+func.func @windows(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x2048xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x2048xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<2048x1024xf32>) outs(%prod : memref<?x2048xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    %r = memref.subview %prod[0, 0] [%rows, 1024] [1, 1] : memref<?x2048xf32> to memref<?x1024xf32, strided<[2048, 1]>>
+    %z = memref.subview %prod[0, 1024] [%rows, 1024] [1, 1] : memref<?x2048xf32> to memref<?x1024xf32, strided<[2048, 1], offset: 1024>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%r, %z : memref<?x1024xf32, strided<[2048, 1]>>, memref<?x1024xf32, strided<[2048, 1], offset: 1024>>)
+        outs(%out : memref<?x1024xf32>) {
+    ^bb0(%rv: f32, %zv: f32, %o: f32):
+      %v = arith.mulf %rv, %zv : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x2048xf32>
+  return
+}

@@ -72,9 +72,10 @@ def ConvertMatmulToLibraryGemm
     body with a dead zero fill, a `[N, K]` weight with K >= 1024 and
     N <= 2048 (static), a fresh `[M, N]` result (an allocation outside the
     contraction's block, freed there too) that the next op touching memory
-    reads through an identity map, an all-parallel `linalg.generic`, and
-    that nothing reads later (the consumer overwrites it, or the next use is
-    a fill). It becomes
+    reads through identity maps, itself or through 2-D windows that only it
+    reads (the gates of concatenated matmuls), an all-parallel
+    `linalg.generic`, and that nothing reads later (the consumer overwrites
+    it, or the next use is a fill). It becomes
 
     ```
     func.call @<partials-function>(ab_dtype, c_dtype, b_layout, slices, m, n,
@@ -82,7 +83,8 @@ def ConvertMatmulToLibraryGemm
     ```
 
     writing `slices` partial products over consecutive K slices into a
-    `[slices, M, N]` buffer, and the consumer adds them up as it reads them:
+    `[slices, M, N]` buffer, and the consumer adds them up (the same window
+    of each) as it reads them:
     one launch less per product (cuBLAS's split-K adds its own reduction
     kernel), and the consumer can launch early behind it. `slices` is
     `k-partials` for N <= 1024 and half of it for N <= 2048 (at least 2).

@@ -168,16 +168,33 @@ constexpr int64_t kPartialsMinK = 1024, kPartialsMaxN = 2048;
 constexpr int64_t kPartialsMinRows = 16, kPartialsMaxBytes = 16 << 20;
 
 /// A product to split: the contraction, the zero fill before it, the
-/// elementwise generic that reads its result (input `consumerInput`), the
-/// result's allocation and deallocation, and the number of slices.
+/// elementwise generic that reads its result (the inputs `consumerInputs`:
+/// the result itself or windows of it, such as the gates of concatenated
+/// matmuls), the result's allocation and deallocation, and the number of
+/// slices.
 struct PartialsPlan {
   linalg::GenericOp contraction, consumer;
   linalg::FillOp fill;
   memref::AllocOp alloc;
   memref::DeallocOp dealloc;
-  unsigned consumerInput = 0;
+  SmallVector<unsigned> consumerInputs;
+  /// Per consumer input, the window it reads (null: the whole product).
+  SmallVector<memref::SubViewOp> windows;
   int64_t slices = 0;
 };
+
+/// A window of `product` that only `consumer` reads: a 2-D subview of it in
+/// the same block, before the consumer.
+static memref::SubViewOp consumedWindow(Value view, Value product,
+                                        linalg::GenericOp consumer) {
+  auto window = view.getDefiningOp<memref::SubViewOp>();
+  if (!window || window.getSource() != product ||
+      window.getType().getRank() != 2 ||
+      window->getBlock() != consumer->getBlock() || !window->hasOneUse() ||
+      *window->getUsers().begin() != consumer.getOperation())
+    return memref::SubViewOp();
+  return window;
+}
 
 /// The plan for `contraction`, or nothing when it does not qualify.
 static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
@@ -223,14 +240,15 @@ static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
       plan.consumer.getNumLoops() != 2 ||
       plan.consumer.getNumParallelLoops() != 2)
     return std::nullopt;
-  int readers = 0;
-  for (OpOperand *input : plan.consumer.getDpsInputOperands())
-    if (input->get() == c) {
-      ++readers;
-      plan.consumerInput = input->getOperandNumber();
-      if (!plan.consumer.getMatchingIndexingMap(input).isIdentity())
-        return std::nullopt;
-    }
+  for (OpOperand *input : plan.consumer.getDpsInputOperands()) {
+    memref::SubViewOp window = consumedWindow(input->get(), c, plan.consumer);
+    if (input->get() != c && !window)
+      continue;
+    if (!plan.consumer.getMatchingIndexingMap(input).isIdentity())
+      return std::nullopt;
+    plan.consumerInputs.push_back(input->getOperandNumber());
+    plan.windows.push_back(window);
+  }
   bool consumerWrites = false;
   for (OpOperand &init : plan.consumer.getDpsInitsMutable())
     if (init.get() == c) {
@@ -238,7 +256,7 @@ static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
         return std::nullopt;
       consumerWrites = true;
     }
-  if (readers != 1)
+  if (plan.consumerInputs.empty())
     return std::nullopt;
   // Nothing else may see the product: the result is used by the fill, the
   // contraction, the consumer and, after the consumer in the same block,
@@ -248,6 +266,9 @@ static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
   for (Operation *user : c.getUsers()) {
     if (user == plan.fill || user == contraction || user == plan.consumer)
       continue;
+    if (auto window = dyn_cast<memref::SubViewOp>(user))
+      if (consumedWindow(window, c, plan.consumer))
+        continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
       if (plan.dealloc || dealloc->getBlock() != plan.alloc->getBlock())
         return std::nullopt;
@@ -288,12 +309,13 @@ static Value partialsWorthIt(OpBuilder &builder, Location loc, Value rows,
 }
 
 /// The consumer again, reading the sum of the partials `[slices, M, N]`
-/// where it read the product.
+/// where it read the product (or the same window of each partial where it
+/// read a window of the product).
 static void createSummingConsumer(OpBuilder &builder, PartialsPlan plan,
                                   Value partials) {
   linalg::GenericOp consumer = plan.consumer;
   Location loc = consumer.getLoc();
-  Value product = consumer->getOperand(plan.consumerInput);
+  Value product = plan.contraction.getDpsInits()[0];
   Value rows = memref::DimOp::create(builder, loc, product, 0);
   int64_t n = cast<MemRefType>(product.getType()).getDimSize(1);
   SmallVector<Value> sliceViews;
@@ -311,13 +333,25 @@ static void createSummingConsumer(OpBuilder &builder, PartialsPlan plan,
         memref::SubViewOp::create(builder, loc, cast<MemRefType>(viewType),
                                   partials, offsets, sizes, strides));
   }
-  unsigned input = plan.consumerInput;
   SmallVector<Value> inputs(consumer.getDpsInputs());
-  inputs[input] = sliceViews.front();
-  inputs.insert(inputs.begin() + input + 1, sliceViews.begin() + 1,
-                sliceViews.end());
   SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-  maps.insert(maps.begin() + input + 1, plan.slices - 1, maps[input]);
+  // The partials of each input that read the product, inserted after it:
+  // from the last such input to the first, so the earlier positions hold.
+  SmallVector<unsigned> reading(llvm::reverse(plan.consumerInputs));
+  for (auto [input, window] : llvm::zip(reading, llvm::reverse(plan.windows))) {
+    SmallVector<Value> views;
+    for (Value slice : sliceViews)
+      views.push_back(window
+                          ? memref::SubViewOp::create(builder, loc, slice,
+                                                      window.getMixedOffsets(),
+                                                      window.getMixedSizes(),
+                                                      window.getMixedStrides())
+                                .getResult()
+                          : slice);
+    inputs[input] = views.front();
+    inputs.insert(inputs.begin() + input + 1, views.begin() + 1, views.end());
+    maps.insert(maps.begin() + input + 1, plan.slices - 1, maps[input]);
+  }
   auto summing = linalg::GenericOp::create(builder, loc, TypeRange{}, inputs,
                                            consumer.getDpsInits(), maps,
                                            consumer.getIteratorTypesArray());
@@ -325,19 +359,19 @@ static void createSummingConsumer(OpBuilder &builder, PartialsPlan plan,
   IRMapping mapping;
   consumer.getRegion().cloneInto(&summing.getRegion(), mapping);
   Block &body = summing.getRegion().front();
-  BlockArgument first = body.getArgument(input);
-  SmallVector<Value> others;
-  for (int64_t s = 1; s < plan.slices; ++s)
-    others.push_back(body.insertArgument(input + s, first.getType(), loc));
   OpBuilder bodyBuilder = OpBuilder::atBlockBegin(&body);
-  Value sum = first;
-  Operation *firstAdd = nullptr;
-  for (Value other : others) {
-    auto add = arith::AddFOp::create(bodyBuilder, loc, sum, other);
-    firstAdd = firstAdd ? firstAdd : add.getOperation();
-    sum = add;
+  for (unsigned input : reading) {
+    BlockArgument first = body.getArgument(input);
+    Value sum = first;
+    Operation *firstAdd = nullptr;
+    for (int64_t s = 1; s < plan.slices; ++s) {
+      Value other = body.insertArgument(input + s, first.getType(), loc);
+      auto add = arith::AddFOp::create(bodyBuilder, loc, sum, other);
+      firstAdd = firstAdd ? firstAdd : add.getOperation();
+      sum = add;
+    }
+    first.replaceAllUsesExcept(sum, firstAdd);
   }
-  first.replaceAllUsesExcept(sum, firstAdd);
 }
 
 /// Rewrites one planned product: the partials buffer beside the product's
