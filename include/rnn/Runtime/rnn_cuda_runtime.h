@@ -39,8 +39,10 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
  * size of the cuBLAS workspace that a call's GEMMs share (allocated on the
  * stream for the call's duration; 0 leaves it to cuBLAS, as calls without a
  * graph do), that second call is captured once per candidate size, each
- * graph is replayed a few times (the call waits for them) and the smallest
- * size about as fast as the fastest is kept. Returns 1 if a CUDA error was
+ * graph is replayed a few times (the call waits for them), with kernels
+ * launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain stream
+ * order, and the first of these, early launch and smaller sizes first, that
+ * is about as fast as the fastest is kept. Returns 1 if a CUDA error was
  * recorded (read it with rnn_cuda_take_error). */
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);

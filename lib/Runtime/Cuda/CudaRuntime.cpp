@@ -166,9 +166,11 @@ thread_local bool gemvThisCall = true;
 /// its end, gives one node of each per graph and is never shared between
 /// streams. Its size also decides which algorithms cuBLAS's heuristic may
 /// pick, and on the H100 no size is best for every model (docs/cuda.md):
-/// graphs try each of kTunedWorkspacesMiB (0: cuBLAS's own) and keep the
-/// smallest within kTuningTolerance of the fastest. Direct calls, and
-/// graphs that are not tuned, leave the workspace to cuBLAS.
+/// graphs try each of kTunedWorkspacesMiB (0: cuBLAS's own), with and
+/// without early launch (which also helps one model and slows another), and
+/// keep the first, in that order of preference, within kTuningTolerance of
+/// the fastest. Direct calls, and graphs that are not tuned, leave the
+/// workspace to cuBLAS.
 /// RNN_CUDA_CUBLAS_WORKSPACE_MIB=N pins it (0: cuBLAS's own).
 constexpr size_t kTunedWorkspacesMiB[] = {0, 4, 32};
 constexpr float kTuningTolerance = 1.01f;
@@ -306,13 +308,15 @@ CUgraphExec captureCall(CUstream stream, void (*call)(void **),
 constexpr int kTuningRounds = 5;
 constexpr float kTuningMaxCallMs = 20;
 
-/// The call captured once per workspace size of kTunedWorkspacesMiB, each
-/// replayed in alternation; the one kept is replayed last by the caller (so
-/// the outputs are its own). A call is a function of its arguments, so replays
-/// only repeat its work. Null on failure (recorded).
+/// The call captured once per workspace size of kTunedWorkspacesMiB, with
+/// kernels launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain
+/// stream order, each replayed in alternation; the one kept is replayed last
+/// by the caller (so the outputs are its own). A call is a function of its
+/// arguments, so replays only repeat its work. Null on failure (recorded).
 CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
                       void **descriptors, const std::string &id) {
   struct Variant {
+    bool overlap;
     size_t mib;
     CUgraphExec exec;
     std::vector<float> ms;
@@ -323,14 +327,24 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
       if (v.exec != kept)
         cuGraphExecDestroy(v.exec);
   };
-  for (size_t mib : kTunedWorkspacesMiB) {
-    CUgraphExec exec = captureCall(stream, call, descriptors, mib << 20, id);
-    if (!exec) {
-      destroyAllBut(nullptr);
-      return nullptr;
+  // In the order of preference: early launch (unless turned off), then the
+  // smaller workspace.
+  const bool overlapAllowed = overlapThisCall;
+  for (bool overlap : {true, false}) {
+    if (overlap && !overlapAllowed)
+      continue;
+    overlapThisCall = overlap;
+    for (size_t mib : kTunedWorkspacesMiB) {
+      CUgraphExec exec = captureCall(stream, call, descriptors, mib << 20, id);
+      if (!exec) {
+        overlapThisCall = overlapAllowed;
+        destroyAllBut(nullptr);
+        return nullptr;
+      }
+      variants.push_back({overlap, mib, exec, {}});
     }
-    variants.push_back({mib, exec, {}});
   }
+  overlapThisCall = overlapAllowed;
   workspaceBytesThisCall = 0;
   CUevent start = nullptr, end = nullptr;
   bool timed =
@@ -358,10 +372,10 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
     cuEventDestroy(start);
   if (end)
     cuEventDestroy(end);
-  // Unless every variant was timed (no failure, not a slow call), cuBLAS's
-  // own workspace (the first variant); else the smallest workspace that is
-  // about as fast as the fastest (its memory is the call's for its
-  // duration).
+  // Unless every variant was timed (no failure, not a slow call), the first
+  // variant (early launch where allowed, cuBLAS's own workspace); else the
+  // first in the order of preference that is about as fast as the fastest
+  // (a workspace's memory is the call's for its duration).
   auto median = [](std::vector<float> ms) {
     std::sort(ms.begin(), ms.end());
     return ms.empty() ? 0.0f : ms[ms.size() / 2];
@@ -383,8 +397,11 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
             std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
       std::fprintf(log, "tuned %s:", id.c_str());
       for (Variant &v : variants)
-        std::fprintf(log, " workspace %zu MiB %.4f ms;", v.mib, median(v.ms));
-      std::fprintf(log, " kept %zu MiB\n", best->mib);
+        std::fprintf(log, " %s, workspace %zu MiB %.4f ms;",
+                     v.overlap ? "early launch" : "stream order", v.mib,
+                     median(v.ms));
+      std::fprintf(log, " kept %s, %zu MiB\n",
+                   best->overlap ? "early launch" : "stream order", best->mib);
       std::fclose(log);
     }
   CUgraphExec kept = best->exec;
