@@ -249,3 +249,48 @@ func.func @windows(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memr
   memref.dealloc %prod : memref<?x2048xf32>
   return
 }
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Pure ops between the fill and the product, and between the product and its
+// consumer (one using the other), move ahead of the branch in order.
+// CHECK-LABEL: func.func @pure_ops_between
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: %[[ROW:.*]] = arith.addi %[[I]], %c1
+// CHECK: %[[OUT:.*]] = memref.subview %{{.*}}[%[[ROW]], 0, 0]
+// CHECK: scf.if
+// CHECK: call @rnn_cuda_gemm_partials(
+// CHECK: outs(%[[OUT]] :
+func.func @pure_ops_between(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %ys: memref<?x?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x1024xf32>)
+    %next = arith.addi %i, %c1 : index
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<1024x1024xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    %row = memref.subview %ys[%next, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x1024xf32>) outs(%row : memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}

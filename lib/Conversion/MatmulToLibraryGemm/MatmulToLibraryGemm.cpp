@@ -402,12 +402,14 @@ static void splitIntoPartials(PartialsPlan plan, func::FuncOp callee,
   builder.setInsertionPointAfter(plan.dealloc);
   memref::DeallocOp::create(builder, loc, partials);
 
-  // The pure ops between the product and its consumer go first, so that the
-  // fill, the product and the consumer can move into the branches together.
-  for (Operation *op = contraction->getNextNode(); op != plan.consumer;) {
+  // The pure ops between the fill and the consumer go first, in order (so
+  // each still follows what it uses), so that the fill, the product and the
+  // consumer can move into the branches together.
+  for (Operation *op = plan.fill->getNextNode(); op != plan.consumer;) {
     Operation *pure = op;
     op = op->getNextNode();
-    pure->moveBefore(plan.fill);
+    if (pure != contraction.getOperation())
+      pure->moveBefore(plan.fill);
   }
   builder.setInsertionPoint(plan.fill);
   Value stepRows = memref::DimOp::create(builder, loc, c, 0);
