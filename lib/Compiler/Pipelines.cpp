@@ -139,11 +139,14 @@ std::string bufferizationPipeline() {
          "hoist-loop-allocations";
 }
 
-std::string cpuLoweringPipeline() {
+std::string cpuLoweringPipeline(unsigned kPartials) {
   // Matmuls to the library GEMM; then loops and the LLVM dialect. rsqrt is
   // expanded and tanh goes to libm.
   return bufferizationPipeline() +
-         ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm},"
+         ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm "
+         "partials-function=rnn_cpu_gemm_partials k-partials=" +
+         std::to_string(kPartials) +
+         "},"
          "func.func(convert-linalg-to-loops),"
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "math-expand-ops{ops=rsqrt},convert-math-to-libm,convert-math-to-llvm,"
@@ -165,7 +168,7 @@ static bool supportsDependentLaunch(llvm::StringRef chip) {
   return !digits.getAsInteger(10, version) && version >= 90;
 }
 
-std::string cudaLoweringPipeline(llvm::StringRef chip) {
+std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials) {
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
@@ -174,7 +177,9 @@ std::string cudaLoweringPipeline(llvm::StringRef chip) {
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
          // (bench/experiments/splitk_partials.cu, H100).
          ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
-         "constant-b-flag k-partials=8},"
+         "constant-b-flag k-partials=" +
+         std::to_string(kPartials) +
+         "},"
          // 256 threads per row's block: since the kernels keep columns in
          // registers and load early, the LayerNorm LSTM at `medium` took
          // 1.388 ms with 256 against 1.463 with 512, 1.571 with 128 and

@@ -369,3 +369,25 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
          int(k), reinterpret_cast<const uint16_t *>(a), int(lda),
          reinterpret_cast<const uint16_t *>(b), int(ldb), cPtr, int(ldc));
 }
+
+extern "C" void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
+                                      int32_t b_layout, int64_t slices,
+                                      int64_t m, int64_t n, int64_t k,
+                                      int64_t a, int64_t lda, int64_t b,
+                                      int64_t ldb, int64_t c, int64_t ldc) {
+  if (slices < 1 || k < 0 || k % slices != 0 || b_layout != RNN_GEMM_B_NK) {
+    recordFailure(RNN_ERROR_UNSUPPORTED,
+                  "rnn_cpu_gemm_partials: %lld slices of k=%lld with "
+                  "b_layout %d (want slices dividing k and layout 0)",
+                  static_cast<long long>(slices), static_cast<long long>(k),
+                  b_layout);
+    return;
+  }
+  int64_t slice = k / slices;
+  int64_t abBytes = rnn::runtime::dtypeBytes(ab_dtype);
+  int64_t cBytes = rnn::runtime::dtypeBytes(c_dtype);
+  for (int64_t s = 0; s < slices; ++s)
+    rnn_cpu_gemm(ab_dtype, c_dtype, b_layout, m, n, slice,
+                 a + s * slice * abBytes, lda, b + s * slice * abBytes, ldb,
+                 c + s * m * ldc * cBytes, ldc);
+}

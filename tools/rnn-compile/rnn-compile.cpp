@@ -70,6 +70,12 @@ static cl::opt<std::string>
     gpuChip("gpu-chip",
             cl::desc("CUDA architecture of the kernels (--target=cuda)"),
             cl::init("sm_90a"));
+static cl::opt<int> kPartials(
+    "k-partials",
+    cl::desc("Split qualifying recurrent products into this many K slices "
+             "that the consumer adds up (default: 8 for CUDA, where it is "
+             "faster; 0 for the CPU, where it only checks the rewrite)"),
+    cl::init(-1));
 static cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
@@ -182,7 +188,9 @@ int main(int argc, char **argv) {
 
   PassManager lowering(&context);
   std::string pipeline =
-      cuda ? rnn::cudaLoweringPipeline(gpuChip) : rnn::cpuLoweringPipeline();
+      cuda ? rnn::cudaLoweringPipeline(
+                 gpuChip, kPartials < 0 ? rnn::kCudaKPartials : kPartials)
+           : rnn::cpuLoweringPipeline(kPartials < 0 ? 0 : kPartials);
   if (failed(parsePassPipeline(pipeline, lowering)))
     return fail("internal: the lowering pipeline does not parse");
   if (failed(lowering.run(*module)))

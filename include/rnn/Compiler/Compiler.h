@@ -33,13 +33,21 @@ std::string bufferizationPipeline();
 
 /// The textual pass pipeline that lowers optimised rnn IR to the LLVM
 /// dialect on the CPU: the passes of a module pass manager, without the
-/// `builtin.module(...)` around them.
-std::string cpuLoweringPipeline();
+/// `builtin.module(...)` around them. `kPartials` > 1 splits recurrent
+/// products into K-slice partials as the CUDA pipeline does (no faster on
+/// the CPU: it lets the CPU check the rewrite).
+std::string cpuLoweringPipeline(unsigned kPartials = 0);
+
+/// The default of cudaLoweringPipeline's `kPartials`.
+constexpr unsigned kCudaKPartials = 8;
 
 /// The textual pass pipeline that lowers optimised rnn IR to the LLVM
 /// dialect with CUDA kernels for `chip` (e.g. sm_90a) and cuBLAS GEMMs; the
-/// same form as cpuLoweringPipeline().
-std::string cudaLoweringPipeline(llvm::StringRef chip);
+/// same form as cpuLoweringPipeline(). `kPartials`: K slices for the
+/// recurrent products that qualify (convert-matmul-to-library-gemm; 0 or 1:
+/// none).
+std::string cudaLoweringPipeline(llvm::StringRef chip,
+                                 unsigned kPartials = kCudaKPartials);
 
 /// The manifest that tells the runtime each public function's signature
 /// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes
