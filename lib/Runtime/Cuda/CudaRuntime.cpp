@@ -203,11 +203,25 @@ bool graphsEnabled() {
 
 /// RNN_CUDA_GRAPH_DOT=DIR writes every captured graph to DIR/graph-N.dot
 /// (cuGraphDebugDotPrint, verbose) and a line "DIR/graph-N.dot KEY" to
-/// DIR/graphs.txt: the nodes a call really consists of, for finding where
-/// the time between kernels goes.
-void writeGraphDot(CUgraph graph, const std::string &key) {
+/// DIR/graphs.txt, with a line per tuning's timings: the nodes a call really
+/// consists of, for finding where the time between kernels goes. The
+/// directory, or null when the setting is off.
+const char *graphDumpDir() {
   const char *dir = getenv("RNN_CUDA_GRAPH_DOT");
-  if (!dir || !*dir)
+  return dir && *dir ? dir : nullptr;
+}
+
+/// Appends `line` to DIR/graphs.txt.
+void appendGraphLog(const char *dir, const std::string &line) {
+  if (FILE *log = std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
+    std::fprintf(log, "%s\n", line.c_str());
+    std::fclose(log);
+  }
+}
+
+void writeGraphDot(CUgraph graph, const std::string &key) {
+  const char *dir = graphDumpDir();
+  if (!dir)
     return;
   static std::atomic<int> written{0};
   std::string path =
@@ -217,11 +231,7 @@ void writeGraphDot(CUgraph graph, const std::string &key) {
     record("RNN_CUDA_GRAPH_DOT: could not write " + path);
     return;
   }
-  if (FILE *keys =
-          std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
-    std::fprintf(keys, "%s %s\n", path.c_str(), key.c_str());
-    std::fclose(keys);
-  }
+  appendGraphLog(dir, path + " " + key);
 }
 
 } // namespace
@@ -392,18 +402,20 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
           return median(v.ms) <= fastest * kTuningTolerance;
         });
   }
-  if (const char *dir = getenv("RNN_CUDA_GRAPH_DOT"); dir && *dir)
-    if (FILE *log =
-            std::fopen((std::string(dir) + "/graphs.txt").c_str(), "a")) {
-      std::fprintf(log, "tuned %s:", id.c_str());
-      for (Variant &v : variants)
-        std::fprintf(log, " %s, workspace %zu MiB %.4f ms;",
-                     v.overlap ? "early launch" : "stream order", v.mib,
-                     median(v.ms));
-      std::fprintf(log, " kept %s, %zu MiB\n",
-                   best->overlap ? "early launch" : "stream order", best->mib);
-      std::fclose(log);
+  if (const char *dir = graphDumpDir()) {
+    auto order = [](const Variant &v) {
+      return v.overlap ? "early launch" : "stream order";
+    };
+    std::string line = "tuned " + id + ":";
+    for (Variant &v : variants) {
+      char ms[32];
+      std::snprintf(ms, sizeof(ms), " %.4f ms;", median(v.ms));
+      line += std::string(" ") + order(v) + ", workspace " +
+              std::to_string(v.mib) + " MiB" + ms;
     }
+    appendGraphLog(dir, line + " kept " + order(*best) + ", " +
+                            std::to_string(best->mib) + " MiB");
+  }
   CUgraphExec kept = best->exec;
   destroyAllBut(kept);
   // The other variants' graph memory goes back to the device.
