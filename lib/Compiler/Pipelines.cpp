@@ -177,7 +177,7 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials) {
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
          // (bench/experiments/splitk_partials.cu, H100).
          ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
-         "constant-b-flag k-partials=" +
+         "constant-b-flag per-step-flag k-partials=" +
          std::to_string(kPartials) +
          "},"
          // 256 threads per row's block: since the kernels keep columns in

@@ -60,7 +60,10 @@ def ConvertMatmulToLibraryGemm
     and B is a view of a function argument that nothing in the function
     writes (a weight: its contents stay the same for the whole call, so the
     CUDA runtime may convert it once per call and reuse the result at every
-    step); dtypes use the runtime's `rnn_dtype` codes. The
+    step), plus 16 when `per-step-flag` is set and the contraction is inside
+    a loop (it runs once per step: the CUDA runtime's graph tuning tries
+    other cuBLASLt algorithms for these products); dtypes use the runtime's
+    `rnn_dtype` codes. The
     CPU backend names `rnn_cpu_gemm` (OpenBLAS) in `librnn_runtime`; a GPU
     backend names its cuBLAS entry point. When the type cannot tell that the
     leading dimensions of A or C are packed (a slice of a sequence whose
@@ -105,7 +108,9 @@ def ConvertMatmulToLibraryGemm
     Option<"tf32Flag", "tf32-flag", "bool", "false",
            "Add 2 to b_layout for matmuls that allow TF32">,
     Option<"constantBFlag", "constant-b-flag", "bool", "false",
-           "Add 8 to b_layout when B is a function argument never written">
+           "Add 8 to b_layout when B is a function argument never written">,
+    Option<"perStepFlag", "per-step-flag", "bool", "false",
+           "Add 16 to b_layout for contractions inside a loop">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

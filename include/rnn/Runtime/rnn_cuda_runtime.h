@@ -42,8 +42,13 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
  * graph is replayed a few times (the call waits for them), with kernels
  * launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain stream
  * order, and the first of these, early launch and smaller sizes first, that
- * is about as fast as the fastest is kept. Returns 1 if a CUDA error was
- * recorded (read it with rnn_cuda_take_error). */
+ * is about as fast as the fastest is kept. That one is then captured again
+ * with its per-step GEMMs (RNN_GEMM_PER_STEP, and the K-split partials) on
+ * each of the first four algorithms of cuBLASLt's heuristic and replayed in
+ * alternation with it; cuBLAS's own pick stays unless one is more than 1%
+ * faster. RNN_CUDA_GEMM_CANDIDATE=K pins candidate K (-1: cuBLAS's pick);
+ * calls without a graph use cuBLAS's pick unless pinned. Returns 1 if a
+ * CUDA error was recorded (read it with rnn_cuda_take_error). */
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);
 
@@ -68,12 +73,18 @@ void rnn_cuda_overlap_next_launch(void);
  * unchanged for the whole model call. */
 #define RNN_GEMM_B_CONSTANT 8
 
+/* Added to b_layout by rnn-compile --target=cuda: the product runs once per
+ * time step (it is inside the scan's loop). */
+#define RNN_GEMM_PER_STEP 16
+
 /* C = A * op(B) on the current stream, with the arguments of rnn_cpu_gemm;
  * `b_layout` bit 0 is the layout (0: B is n x k, 1: k x n), bit 1 allows
  * TF32 tensor-core arithmetic for f32 operands, bit 2
  * (RNN_GEMM_ACCUMULATE) makes it C += A * op(B) and bit 3
  * (RNN_GEMM_B_CONSTANT) says that B's contents do not change until the
- * model call ends. Pointers are device addresses.
+ * model call ends, bit 4 (RNN_GEMM_PER_STEP) that the product runs once per
+ * time step (a captured call may then run it on another algorithm of
+ * cuBLASLt's heuristic, see rnn_cuda_call). Pointers are device addresses.
  *
  * cuBLAS runs the products, except two kinds. First, inside a model call
  * (rnn_cuda_call) on sm_90 or later, an f32 product that allows TF32 with a

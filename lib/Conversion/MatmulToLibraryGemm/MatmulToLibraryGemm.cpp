@@ -11,6 +11,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace rnn {
@@ -28,6 +29,10 @@ constexpr int32_t kAccumulateFlag = 4;
 /// b_layout's bit for a B that stays unchanged during the call
 /// (RNN_GEMM_B_CONSTANT in rnn_cuda_runtime.h).
 constexpr int32_t kConstantBFlag = 8;
+
+/// b_layout's bit for a product inside a loop, which runs once per step
+/// (RNN_GEMM_PER_STEP in rnn_cuda_runtime.h).
+constexpr int32_t kPerStepFlag = 16;
 
 /// Whether nothing in `function` writes `argument` or a view of it. Any use
 /// that is not a view and does not declare its memory effects (a call, a
@@ -492,6 +497,8 @@ struct ConvertMatmulToLibraryGemmPass
       if (constantArguments.contains(
               rnn::rootBuffer(contraction.getDpsInputs()[1])))
         layout |= kConstantBFlag;
+      if (perStepFlag && contraction->getParentOfType<LoopLikeOpInterface>())
+        layout |= kPerStepFlag;
       return layout;
     };
 

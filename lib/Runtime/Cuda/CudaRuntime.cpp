@@ -17,6 +17,7 @@
 #include "rnn/Runtime/rnn_runtime.h"
 
 #include "CudaErrors.h"
+#include "LtCandidates.h"
 #include "PackedGemm.h"
 #include "SmallBatchGemv.h"
 
@@ -184,6 +185,31 @@ long long pinnedCublasWorkspaceBytes() {
   return *end == '\0' ? static_cast<long long>(mib << 20) : -1;
 }
 thread_local long long pinnedWorkspaceThisCall = -1;
+
+/// The algorithm of a captured call's per-step GEMMs (RNN_GEMM_PER_STEP and
+/// the K-split partials): cuBLAS's own pick, or one of the first
+/// kLtCandidates of cuBLASLt's heuristic (LtCandidates.h), tuned per graph
+/// after the workspace. RNN_CUDA_GEMM_CANDIDATE=K pins candidate K, -1
+/// cuBLAS's pick. Returns the pinned value, or kTunedCandidate when unset
+/// (or not a number from -1 up).
+constexpr int kTunedCandidate = -2;
+int pinnedGemmCandidate() {
+  const char *value = getenv("RNN_CUDA_GEMM_CANDIDATE");
+  if (!value || !*value)
+    return kTunedCandidate;
+  char *end = nullptr;
+  long candidate = std::strtol(value, &end, 10);
+  return *end == '\0' && candidate >= -1 && candidate < 1000
+             ? static_cast<int>(candidate)
+             : kTunedCandidate;
+}
+thread_local int pinnedCandidateThisCall = kTunedCandidate;
+/// The candidate of the current call's (or capture's) per-step GEMMs; -1:
+/// cuBLAS's own pick. Direct calls keep cuBLAS's pick unless pinned.
+thread_local int gemmCandidateThisCall = -1;
+/// GEMMs issued on a cuBLASLt candidate since the counter was last reset:
+/// a capture that issued none is the same as with cuBLAS's own pick.
+thread_local int ltGemmsIssued = 0;
 thread_local size_t workspaceBytesThisCall = 0;
 /// The current call's workspace (0 outside a model call).
 thread_local CUdeviceptr callWorkspace = 0;
@@ -246,6 +272,8 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   packedThisCall = packedGemmEnabled();
   gemvThisCall = gemvEnabled();
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
+  pinnedCandidateThisCall = pinnedGemmCandidate();
+  gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);
   workspaceBytesThisCall = pinnedWorkspaceThisCall >= 0
                                ? static_cast<size_t>(pinnedWorkspaceThisCall)
                                : 0;
@@ -287,10 +315,11 @@ void runCall(void (*call)(void **), void **descriptors) {
 }
 
 /// One call captured on `stream` with a cuBLAS workspace of
-/// `workspaceBytes`, instantiated; null on failure (recorded).
+/// `workspaceBytes`, instantiated; null on failure (recorded). `label` names
+/// it in RNN_CUDA_GRAPH_DOT's log.
 CUgraphExec captureCall(CUstream stream, void (*call)(void **),
                         void **descriptors, size_t workspaceBytes,
-                        const std::string &id) {
+                        const std::string &label) {
   workspaceBytesThisCall = workspaceBytes;
   if (!check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
              "cuStreamBeginCapture"))
@@ -304,7 +333,7 @@ CUgraphExec captureCall(CUstream stream, void (*call)(void **),
       cuGraphDestroy(graph);
     return nullptr;
   }
-  writeGraphDot(graph, id + " cublas-workspace-MiB=" +
+  writeGraphDot(graph, label + " cublas-workspace-MiB=" +
                            std::to_string(workspaceBytes >> 20));
   CUgraphExec exec = nullptr;
   bool ready = check(cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
@@ -318,103 +347,161 @@ CUgraphExec captureCall(CUstream stream, void (*call)(void **),
 constexpr int kTuningRounds = 5;
 constexpr float kTuningMaxCallMs = 20;
 
-/// The call captured once per workspace size of kTunedWorkspacesMiB, with
-/// kernels launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain
-/// stream order, each replayed in alternation; the one kept is replayed last
-/// by the caller (so the outputs are its own). A call is a function of its
-/// arguments, so replays only repeat its work. Null on failure (recorded).
-CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
-                      void **descriptors, const std::string &id) {
-  struct Variant {
-    bool overlap;
-    size_t mib;
-    CUgraphExec exec;
-    std::vector<float> ms;
-  };
-  std::vector<Variant> variants;
-  auto destroyAllBut = [&](CUgraphExec kept) {
-    for (Variant &v : variants)
-      if (v.exec != kept)
-        cuGraphExecDestroy(v.exec);
-  };
-  // In the order of preference: early launch (unless turned off), then the
-  // smaller workspace.
-  const bool overlapAllowed = overlapThisCall;
-  for (bool overlap : {true, false}) {
-    if (overlap && !overlapAllowed)
-      continue;
-    overlapThisCall = overlap;
-    for (size_t mib : kTunedWorkspacesMiB) {
-      CUgraphExec exec = captureCall(stream, call, descriptors, mib << 20, id);
-      if (!exec) {
-        overlapThisCall = overlapAllowed;
-        destroyAllBut(nullptr);
-        return nullptr;
-      }
-      variants.push_back({overlap, mib, exec, {}});
-    }
-  }
-  overlapThisCall = overlapAllowed;
-  workspaceBytesThisCall = 0;
+/// One captured graph of a call and its timed replays.
+struct Variant {
+  bool overlap;
+  size_t mib;
+  int candidate; // cuBLASLt candidate of the per-step GEMMs (-1: cuBLAS's).
+  CUgraphExec exec;
+  std::vector<float> ms;
+};
+
+float medianMs(std::vector<float> ms) {
+  std::sort(ms.begin(), ms.end());
+  return ms.empty() ? 0.0f : ms[ms.size() / 2];
+}
+
+/// Replays `variants` in alternation: one round to warm up, then
+/// kTuningRounds timed ones. False when a replay failed (recorded) or the
+/// first replay of one took longer than kTuningMaxCallMs (then not all have
+/// kTuningRounds times).
+bool timeInAlternation(CUstream stream, std::vector<Variant *> &variants) {
   CUevent start = nullptr, end = nullptr;
   bool timed =
       check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate") &&
       check(cuEventCreate(&end, CU_EVENT_DEFAULT), "cuEventCreate");
-  for (int round = 0; timed && round <= kTuningRounds; ++round) {
-    for (Variant &v : variants) {
+  bool complete = timed;
+  for (int round = 0; timed && complete && round <= kTuningRounds; ++round) {
+    for (Variant *v : variants) {
       float ms = 0;
       timed = check(cuEventRecord(start, stream), "cuEventRecord") &&
-              check(cuGraphLaunch(v.exec, stream), "cuGraphLaunch") &&
+              check(cuGraphLaunch(v->exec, stream), "cuGraphLaunch") &&
               check(cuEventRecord(end, stream), "cuEventRecord") &&
               check(cuEventSynchronize(end), "cuEventSynchronize") &&
               check(cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
       if (!timed)
         break;
       if (round == 0 && ms > kTuningMaxCallMs) {
-        round = kTuningRounds; // A slow call: no more replays.
+        complete = false; // A slow call: no more replays.
         break;
       }
       if (round > 0)
-        v.ms.push_back(ms);
+        v->ms.push_back(ms);
     }
   }
   if (start)
     cuEventDestroy(start);
   if (end)
     cuEventDestroy(end);
+  return timed && complete;
+}
+
+/// The first of `variants` (in their order of preference) whose median is
+/// within kTuningTolerance of the fastest.
+Variant *firstAboutAsFast(const std::vector<Variant *> &variants) {
+  float fastest = medianMs(variants.front()->ms);
+  for (Variant *v : variants)
+    fastest = std::min(fastest, medianMs(v->ms));
+  return *std::find_if(variants.begin(), variants.end(), [&](Variant *v) {
+    return medianMs(v->ms) <= fastest * kTuningTolerance;
+  });
+}
+
+/// The call captured once per workspace size of kTunedWorkspacesMiB, with
+/// kernels launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain
+/// stream order, each replayed in alternation; then, unless the candidate is
+/// pinned, the best of these captured again with the per-step GEMMs on each
+/// of cuBLASLt's first kLtCandidates candidates and replayed in alternation
+/// with it. The one kept is replayed last by the caller (so the outputs are
+/// its own). A call is a function of its arguments, so replays only repeat
+/// its work. Null on failure (recorded).
+CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
+                      void **descriptors, const std::string &label) {
+  std::vector<Variant> variants;
+  // Filled in the order of preference below; never reallocated after.
+  variants.reserve(2 * std::size(kTunedWorkspacesMiB) +
+                   rnn::cuda::kLtCandidates);
+  auto destroyAllBut = [&](CUgraphExec kept) {
+    for (Variant &v : variants)
+      if (v.exec != kept)
+        cuGraphExecDestroy(v.exec);
+  };
+  auto capture = [&](bool overlap, size_t mib, int candidate) {
+    overlapThisCall = overlap;
+    gemmCandidateThisCall = candidate;
+    ltGemmsIssued = 0;
+    CUgraphExec exec = captureCall(stream, call, descriptors, mib << 20, label);
+    if (exec)
+      variants.push_back({overlap, mib, candidate, exec, {}});
+    return exec != nullptr;
+  };
+  // First early launch (unless turned off) and the workspace size, in the
+  // order of preference: early launch, then the smaller workspace.
+  const bool overlapAllowed = overlapThisCall;
+  const int pinnedCandidate = gemmCandidateThisCall;
+  bool captured = true;
+  for (bool overlap : {true, false})
+    for (size_t mib : kTunedWorkspacesMiB)
+      if (captured && (overlapAllowed || !overlap))
+        captured = capture(overlap, mib, pinnedCandidate);
+  if (!captured) {
+    overlapThisCall = overlapAllowed;
+    gemmCandidateThisCall = pinnedCandidate;
+    destroyAllBut(nullptr);
+    return nullptr;
+  }
+  std::vector<Variant *> first;
+  for (Variant &v : variants)
+    first.push_back(&v);
   // Unless every variant was timed (no failure, not a slow call), the first
   // variant (early launch where allowed, cuBLAS's own workspace); else the
   // first in the order of preference that is about as fast as the fastest
   // (a workspace's memory is the call's for its duration).
-  auto median = [](std::vector<float> ms) {
-    std::sort(ms.begin(), ms.end());
-    return ms.empty() ? 0.0f : ms[ms.size() / 2];
-  };
   Variant *best = &variants.front();
-  if (std::all_of(variants.begin(), variants.end(), [](const Variant &v) {
-        return v.ms.size() == kTuningRounds;
-      })) {
-    float fastest = median(variants.front().ms);
-    for (Variant &v : variants)
-      fastest = std::min(fastest, median(v.ms));
-    best =
-        &*std::find_if(variants.begin(), variants.end(), [&](const Variant &v) {
-          return median(v.ms) <= fastest * kTuningTolerance;
-        });
+  bool timed = timeInAlternation(stream, first);
+  if (timed)
+    best = firstAboutAsFast(first);
+  // Then the per-step GEMMs' algorithm, cuBLAS's own pick preferred.
+  std::vector<Variant *> second{best};
+  if (timed && pinnedCandidateThisCall == kTunedCandidate) {
+    for (int candidate = 0; captured && candidate < rnn::cuda::kLtCandidates;
+         ++candidate) {
+      if (!(captured = capture(best->overlap, best->mib, candidate)))
+        break;
+      // No per-step GEMM had this candidate (nor will it have the next):
+      // the graph is the one with cuBLAS's pick.
+      if (ltGemmsIssued == 0) {
+        cuGraphExecDestroy(variants.back().exec);
+        variants.pop_back();
+        break;
+      }
+      second.push_back(&variants.back());
+    }
+    if (captured && second.size() > 1) {
+      best->ms.clear();
+      if (timeInAlternation(stream, second))
+        best = firstAboutAsFast(second);
+    }
   }
+  overlapThisCall = overlapAllowed;
+  gemmCandidateThisCall = best->candidate;
+  workspaceBytesThisCall = 0;
   if (const char *dir = graphDumpDir()) {
-    auto order = [](const Variant &v) {
-      return v.overlap ? "early launch" : "stream order";
+    auto describe = [](const Variant &v) {
+      std::string text = v.overlap ? "early launch" : "stream order";
+      text += ", workspace " + std::to_string(v.mib) + " MiB";
+      if (v.candidate >= 0)
+        text += ", per-step GEMMs on cuBLASLt candidate " +
+                std::to_string(v.candidate);
+      return text;
     };
-    std::string line = "tuned " + id + ":";
+    std::string line = "tuned " + label + ":";
     for (Variant &v : variants) {
       char ms[32];
-      std::snprintf(ms, sizeof(ms), " %.4f ms;", median(v.ms));
-      line += std::string(" ") + order(v) + ", workspace " +
-              std::to_string(v.mib) + " MiB" + ms;
+      std::snprintf(ms, sizeof(ms), " %.4f ms;", medianMs(v.ms));
+      line += " " + describe(v) + ms;
     }
-    appendGraphLog(dir, line + " kept " + order(*best) + ", " +
-                            std::to_string(best->mib) + " MiB");
+    appendGraphLog(dir, line + " kept " + describe(*best));
   }
   CUgraphExec kept = best->exec;
   destroyAllBut(kept);
@@ -422,7 +509,7 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
   CUdevice device;
   if (cuCtxGetDevice(&device) == CUDA_SUCCESS)
     cuDeviceGraphMemTrim(device);
-  if (!threadError.empty()) {
+  if (!threadError.empty() || !captured) {
     cuGraphExecDestroy(kept);
     return nullptr;
   }
@@ -445,15 +532,30 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     runCall(call, descriptors);
     return threadError.empty() ? 0 : 1;
   }
-  std::string id(key, keySize);
+  // The settings that change what a capture records are part of the key.
+  std::string settings;
   if (!overlapThisCall)
-    id += "|no-overlap";
+    settings += "|no-overlap";
   if (!packedThisCall)
-    id += "|no-packed-gemm";
+    settings += "|no-packed-gemm";
   if (!gemvThisCall)
-    id += "|no-gemv";
+    settings += "|no-gemv";
   if (pinnedWorkspaceThisCall >= 0)
-    id += "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);
+    settings +=
+        "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);
+  if (pinnedCandidateThisCall != kTunedCandidate)
+    settings += "|gemm-candidate=" + std::to_string(pinnedCandidateThisCall);
+  std::string id = std::string(key, keySize) + settings;
+  // The key's text (librnn_runtime puts the model and the function first,
+  // then the buffers' descriptors in binary) with the settings: the name of
+  // the graph in RNN_CUDA_GRAPH_DOT's log.
+  std::string label =
+      std::string(key, std::find_if(key, key + keySize,
+                                    [](char c) {
+                                      return static_cast<unsigned char>(c) <
+                                             0x20;
+                                    })) +
+      settings;
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -482,10 +584,10 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   CUstream cuStream = static_cast<CUstream>(stream);
-  entry.exec =
-      pinnedWorkspaceThisCall >= 0
-          ? captureCall(cuStream, call, descriptors, workspaceBytesThisCall, id)
-          : tunedCall(cuStream, call, descriptors, id);
+  entry.exec = pinnedWorkspaceThisCall >= 0
+                   ? captureCall(cuStream, call, descriptors,
+                                 workspaceBytesThisCall, label)
+                   : tunedCall(cuStream, call, descriptors, label);
   if (!entry.exec)
     return 1;
   check(cuGraphLaunch(entry.exec, cuStream), "cuGraphLaunch");
@@ -758,6 +860,26 @@ struct CublasScalars {
   float alpha32 = 1.0f, beta32;
 };
 
+/// Issues `gemm` (of m x n x k, for the message) on the call's cuBLASLt
+/// candidate with the call's workspace. False, having done nothing, where
+/// its problem has no such candidate: cuBLAS's own pick runs it then.
+bool issuedOnCandidate(const rnn::cuda::LtGemm &gemm, int64_t m, int64_t n,
+                       int64_t k) {
+  cublasStatus_t status = rnn::cuda::runLtCandidate(
+      gemm, gemmCandidateThisCall, reinterpret_cast<void *>(callWorkspace),
+      callWorkspace ? workspaceBytesThisCall : 0, currentStream);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+    return false;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    ++ltGemmsIssued;
+  else
+    record(std::string("cublasLtMatmul failed: ") +
+           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
+           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
+           ", candidate " + std::to_string(gemmCandidateThisCall) + ")");
+  return true;
+}
+
 } // namespace
 
 RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
@@ -788,6 +910,30 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   if (!handle)
     return;
   CublasScalars scalars(abDtype, tf32, accumulate);
+  if (gemmCandidateThisCall >= 0 && (flags & RNN_GEMM_PER_STEP) != 0 &&
+      abDtype != RNN_F64) {
+    rnn::cuda::LtGemm gemm = {cublasType(abDtype),
+                              cublasType(cDtype),
+                              scalars.compute,
+                              bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              n,
+                              m,
+                              k,
+                              reinterpret_cast<const void *>(b),
+                              ldb,
+                              0,
+                              reinterpret_cast<const void *>(a),
+                              lda,
+                              0,
+                              reinterpret_cast<void *>(c),
+                              ldc,
+                              0,
+                              1,
+                              scalars.alpha(),
+                              scalars.beta()};
+    if (issuedOnCandidate(gemm, m, n, k))
+      return;
+  }
   cublasStatus_t status = cublasGemmEx(
       handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k,
       scalars.alpha(), reinterpret_cast<const void *>(b), cublasType(abDtype),
@@ -822,6 +968,29 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
     return;
   CublasScalars scalars(abDtype, (flags & 2) != 0, /*accumulate=*/false);
   int64_t slice = k / slices;
+  if (gemmCandidateThisCall >= 0 && abDtype != RNN_F64) {
+    rnn::cuda::LtGemm gemm = {cublasType(abDtype),
+                              cublasType(cDtype),
+                              scalars.compute,
+                              CUBLAS_OP_T,
+                              n,
+                              m,
+                              slice,
+                              reinterpret_cast<const void *>(b),
+                              ldb,
+                              slice,
+                              reinterpret_cast<const void *>(a),
+                              lda,
+                              slice,
+                              reinterpret_cast<void *>(c),
+                              ldc,
+                              m * ldc,
+                              static_cast<int32_t>(slices),
+                              scalars.alpha(),
+                              scalars.beta()};
+    if (issuedOnCandidate(gemm, m, n, k))
+      return;
+  }
   cublasStatus_t status = cublasGemmStridedBatchedEx(
       handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, slice, scalars.alpha(),
       reinterpret_cast<const void *>(b), cublasType(abDtype), ldb, slice,

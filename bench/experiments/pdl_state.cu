@@ -1,0 +1,70 @@
+// Experiment (see bench/experiments/README.md): in a standalone program, does
+// programmatic dependent launch in a graph stop paying once other cuBLAS work
+// has run in the process (as it does for our models under PyTorch)?
+// Build: nvcc -O3 -std=c++17 -arch=sm_90a bench/experiments/pdl_state.cu -lcublas -o build/exp/pdl_state
+// Run: build/exp/pdl_state TRIGGER  (none malloc kernel-other-stream sgemm-same-handle sgemm-same-stream sgemm-other-stream)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#define CK(x) do { auto e = (x); if ((int)e != 0) { printf("err %s line %d: %d\n", #x, __LINE__, (int)e); exit(1);} } while (0)
+__global__ void fill(float *p, size_t n, float s) { size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; if (i < n) p[i] = s * (((i * 2654435761u) % 1000) / 1000.0f - 0.5f); }
+__global__ void phase(const float *p, const float *x, float *a, int M, int N, int K, int S) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= M * K) return;
+  int m = i / K, j = i % K; float s = x[i];
+  for (int k = 0; k < S; ++k) s += p[(size_t)k * M * N + (size_t)m * N + j];
+  a[i] = tanhf(s);
+}
+int main(int argc, char **argv) {
+  const int M = 64, K = 1024, N = 1024, S = 8, T = 100;
+  cublasHandle_t h; CK(cublasCreate(&h));
+  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(h, s));
+  void *ws; CK(cudaMalloc(&ws, 32 << 20)); CK(cublasSetWorkspace(h, ws, 32 << 20));
+  float *W, *P, *X, *A; CK(cudaMalloc(&W, 4 * N * K)); CK(cudaMalloc(&P, 4 * S * M * N)); CK(cudaMalloc(&X, 4 * M * K)); CK(cudaMalloc(&A, 4 * M * K));
+  fill<<<N * K / 256, 256>>>(W, N * K, 0.05f); fill<<<M * K / 256, 256>>>(X, M * K, 1.f); fill<<<M * K / 256, 256>>>(A, M * K, 1.f);
+  CK(cudaDeviceSynchronize());
+  float one = 1, zero = 0;
+  auto build = [&](bool pdl) {
+    auto fwd = [&]() {
+      for (int t = 0; t < 2 * T; ++t) {
+        CK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K / S, &one, W, CUDA_R_32F, K, K / S, A, CUDA_R_32F, K, K / S,
+                                      &zero, P, CUDA_R_32F, N, (long long)M * N, S, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        cudaLaunchConfig_t cfg = {}; cfg.gridDim = M * K / 256; cfg.blockDim = 256; cfg.stream = s;
+        cudaLaunchAttribute at; at.id = cudaLaunchAttributeProgrammaticStreamSerialization; at.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &at; cfg.numAttrs = pdl ? 1 : 0;
+        CK(cudaLaunchKernelEx(&cfg, phase, (const float *)P, (const float *)X, A, M, N, K, S));
+      } };
+    fwd(); CK(cudaStreamSynchronize(s));
+    cudaGraph_t g; CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)); fwd(); CK(cudaStreamEndCapture(s, &g));
+    cudaGraphExec_t ge; CK(cudaGraphInstantiate(&ge, g, 0)); cudaGraphDestroy(g); return ge; };
+  auto time = [&](cudaGraphExec_t ge) {
+    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1); std::vector<float> ts;
+    for (int r = 0; r < 25; ++r) { cudaEventRecord(e0, s); cudaGraphLaunch(ge, s); cudaEventRecord(e1, s); cudaEventSynchronize(e1);
+      float ms; cudaEventElapsedTime(&ms, e0, e1); if (r >= 5) ts.push_back(ms); }
+    std::sort(ts.begin(), ts.end()); return 1000 * ts[ts.size() / 2] / T; };
+  cudaGraphExec_t with = build(true), without = build(false);
+  printf("before: early launch %.2f us/step, plain %.2f\n", time(with), time(without));
+  const char *trig = argc > 1 ? argv[1] : "sgemm-other-stream";
+  if (!strcmp(trig, "sgemm-other-stream") || !strcmp(trig, "sgemm-same-stream") || !strcmp(trig, "sgemm-same-handle")) {
+    cublasHandle_t h2 = h; cudaStream_t s2 = s;
+    if (strcmp(trig, "sgemm-same-handle")) { CK(cublasCreate(&h2)); }
+    if (!strcmp(trig, "sgemm-other-stream")) { CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking)); }
+    CK(cublasSetStream(h2, s2));
+    float *x, *w, *y; CK(cudaMalloc(&x, 4 * 64 * 1024)); CK(cudaMalloc(&w, 4 * 1024 * 4096)); CK(cudaMalloc(&y, 4 * 64 * 4096));
+    CK(cublasSgemm(h2, CUBLAS_OP_N, CUBLAS_OP_N, 4096, 64, 1024, &one, w, 4096, x, 1024, &zero, y, 4096));
+    CK(cudaDeviceSynchronize());
+    if (!strcmp(trig, "sgemm-same-handle")) { CK(cublasSetStream(h, s)); CK(cublasSetWorkspace(h, ws, 32 << 20)); }
+  } else if (!strcmp(trig, "malloc")) {
+    void *p; CK(cudaMalloc(&p, 64 << 20)); CK(cudaDeviceSynchronize());
+  } else if (!strcmp(trig, "kernel-other-stream")) {
+    cudaStream_t s2; CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking)); fill<<<M * K / 256, 256, 0, s2>>>(X, M * K, 1.f); CK(cudaDeviceSynchronize());
+  }
+  printf("after %s: early launch %.2f us/step, plain %.2f\n", trig, time(with), time(without));
+  cudaGraphExec_t with2 = build(true), without2 = build(false);
+  printf("after %s, graphs captured again: early launch %.2f us/step, plain %.2f\n", trig, time(with2), time(without2));
+  return 0;
+}
