@@ -365,7 +365,8 @@ float medianMs(std::vector<float> ms) {
 /// kTuningRounds timed ones. False when a replay failed (recorded) or the
 /// first replay of one took longer than kTuningMaxCallMs (then not all have
 /// kTuningRounds times).
-bool timeInAlternation(CUstream stream, std::vector<Variant *> &variants) {
+bool timeInAlternation(CUstream stream,
+                       const std::vector<Variant *> &variants) {
   CUevent start = nullptr, end = nullptr;
   bool timed =
       check(cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate") &&
