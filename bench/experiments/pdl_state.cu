@@ -2,7 +2,8 @@
 // programmatic dependent launch in a graph stop paying once other cuBLAS work
 // has run in the process (as it does for our models under PyTorch)?
 // Build: nvcc -O3 -std=c++17 -arch=sm_90a bench/experiments/pdl_state.cu -lcublas -o build/exp/pdl_state
-// Run: build/exp/pdl_state TRIGGER  (none malloc kernel-other-stream sgemm-same-handle sgemm-same-stream sgemm-other-stream)
+// Run: build/exp/pdl_state TRIGGER  (none malloc kernel-other-stream sgemm-same-handle sgemm-same-stream
+// sgemm-other-stream pdl-direct-other-stream pdl-direct-same-stream plain-direct-other-stream)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -58,6 +59,33 @@ int main(int argc, char **argv) {
     CK(cublasSgemm(h2, CUBLAS_OP_N, CUBLAS_OP_N, 4096, 64, 1024, &one, w, 4096, x, 1024, &zero, y, 4096));
     CK(cudaDeviceSynchronize());
     if (!strcmp(trig, "sgemm-same-handle")) { CK(cublasSetStream(h, s)); CK(cublasSetWorkspace(h, ws, 32 << 20)); }
+  } else if (!strcmp(trig, "pdl-direct-other-stream") || !strcmp(trig, "pdl-direct-same-stream") ||
+             !strcmp(trig, "plain-direct-other-stream")) {
+    // The step's GEMM and kernel launched directly (no graph), as a model's
+    // first call does, early launch unless "plain".
+    bool pdl = strncmp(trig, "plain", 5) != 0;
+    cudaStream_t s2 = s;
+    if (strstr(trig, "other")) CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CK(cublasSetStream(h, s2));
+    for (int t = 0; t < 20; ++t) {
+      CK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K / S, &one, W, CUDA_R_32F, K, K / S, A, CUDA_R_32F, K, K / S,
+                                    &zero, P, CUDA_R_32F, N, (long long)M * N, S, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+      cudaLaunchConfig_t cfg = {}; cfg.gridDim = M * K / 256; cfg.blockDim = 256; cfg.stream = s2;
+      cudaLaunchAttribute at; at.id = cudaLaunchAttributeProgrammaticStreamSerialization; at.val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = &at; cfg.numAttrs = pdl ? 1 : 0;
+      CK(cudaLaunchKernelEx(&cfg, phase, (const float *)P, (const float *)X, A, M, N, K, S));
+    }
+    CK(cudaDeviceSynchronize());
+    CK(cublasSetStream(h, s)); CK(cublasSetWorkspace(h, ws, 32 << 20));
+    // What brings the first state back, if anything (argv[2]).
+    const char *undo = argc > 2 ? argv[2] : "";
+    if (!strcmp(undo, "destroy-stream") && s2 != s) {
+      printf("after %s, before undoing: early launch %.2f us/step, plain %.2f\n", trig, time(with), time(without));
+      CK(cudaStreamDestroy(s2)); CK(cudaDeviceSynchronize());
+    } else if (!strcmp(undo, "upload")) {
+      printf("after %s, before undoing: early launch %.2f us/step, plain %.2f\n", trig, time(with), time(without));
+      CK(cudaGraphUpload(with, s)); CK(cudaGraphUpload(without, s)); CK(cudaDeviceSynchronize());
+    }
   } else if (!strcmp(trig, "malloc")) {
     void *p; CK(cudaMalloc(&p, 64 << 20)); CK(cudaDeviceSynchronize());
   } else if (!strcmp(trig, "kernel-other-stream")) {
