@@ -33,12 +33,14 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
 
 /* Runs `call(descriptors)` (a model's rnn_call_<name>) on `stream`. On a
  * stream other than the legacy default one, and unless the environment sets
- * RNN_CUDA_GRAPHS=0, the second call with the same `key` (the function, the
+ * RNN_CUDA_GRAPHS=0, the first call with a new `key` (the function, the
  * buffers and the shapes) is captured into a CUDA graph and later calls
- * replay it with one launch. Unless RNN_CUDA_CUBLAS_WORKSPACE_MIB pins the
+ * replay it with one launch; until cuBLAS has run a GEMM on the calling
+ * thread outside a capture, the first call runs directly and the second is
+ * captured. Unless RNN_CUDA_CUBLAS_WORKSPACE_MIB pins the
  * size of the cuBLAS workspace that a call's GEMMs share (allocated on the
  * stream for the call's duration; 0 leaves it to cuBLAS, as calls without a
- * graph do), that second call is captured once per candidate size, each
+ * graph do), the capturing call is captured once per candidate size, each
  * graph is replayed a few times (the call waits for them), with kernels
  * launched early (unless RNN_CUDA_OVERLAP_LAUNCHES=0) and in plain stream
  * order, and the first of these, early launch and smaller sizes first, that
