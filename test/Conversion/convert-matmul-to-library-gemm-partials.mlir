@@ -109,12 +109,16 @@ func.func @wider(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref
 
 // Left as plain GEMMs: K below 1024; a product accumulated onto its buffer
 // (no zero fill); a product read again after its consumer (the partials
-// would never be added up for that reader).
+// would never be added up for that reader); a consumer that writes into
+// the product and reads what it overwrites (its output's value would be
+// the buffer's, never computed).
 // CHECK-LABEL: func.func @short_k
 // CHECK-NOT: rnn_cuda_gemm_partials
 // CHECK-LABEL: func.func @accumulated
 // CHECK-NOT: rnn_cuda_gemm_partials
 // CHECK-LABEL: func.func @read_again
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @reads_its_output
 // CHECK-NOT: rnn_cuda_gemm_partials
 // CHECK: return
 func.func @short_k(%h: memref<?x512xf32>, %u: memref<1024x512xf32>, %out: memref<?x1024xf32>, %t: index) {
@@ -190,6 +194,33 @@ func.func @read_again(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %out: m
       linalg.yield %v : f32
     }
     memref.copy %prod, %out2 : memref<?x1024xf32> to memref<?x1024xf32>
+  }
+  memref.dealloc %prod : memref<?x1024xf32>
+  return
+}
+func.func @reads_its_output(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %out: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %prod = memref.alloc(%rows) : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<1024x1024xf32>) outs(%prod : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x1024xf32>) outs(%prod, %out : memref<?x1024xf32>, memref<?x1024xf32>) {
+    ^bb0(%p: f32, %old: f32, %o: f32):
+      %v = math.tanh %p : f32
+      %w = arith.addf %v, %old : f32
+      linalg.yield %v, %w : f32, f32
+    }
   }
   memref.dealloc %prod : memref<?x1024xf32>
   return

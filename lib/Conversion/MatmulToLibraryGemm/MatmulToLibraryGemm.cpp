@@ -254,13 +254,21 @@ static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
     plan.consumerInputs.push_back(input->getOperandNumber());
     plan.windows.push_back(window);
   }
+  // The consumer may write into the product (or a window of it), but not
+  // read what it overwrites: that value is never computed with partials.
   bool consumerWrites = false;
-  for (OpOperand &init : plan.consumer.getDpsInitsMutable())
-    if (init.get() == c) {
+  for (OpOperand &init : plan.consumer.getDpsInitsMutable()) {
+    bool intoProduct = init.get() == c;
+    if (!intoProduct && !consumedWindow(init.get(), c, plan.consumer))
+      continue;
+    if (plan.consumer.payloadUsesValueFromOperand(&init))
+      return std::nullopt;
+    if (intoProduct) {
       if (!plan.consumer.getMatchingIndexingMap(&init).isIdentity())
         return std::nullopt;
       consumerWrites = true;
     }
+  }
   if (plan.consumerInputs.empty())
     return std::nullopt;
   // Nothing else may see the product: the result is used by the fill, the
