@@ -29,16 +29,18 @@ int main(int argc, char **argv) {
   fill<<<N * K / 256, 256>>>(W, N * K, 0.05f); fill<<<M * K / 256, 256>>>(X, M * K, 1.f); fill<<<M * K / 256, 256>>>(A, M * K, 1.f);
   CK(cudaDeviceSynchronize());
   float one = 1, zero = 0;
+  // One phase on `stream` (the handle's stream is the caller's to set): the
+  // K-split GEMM, then the kernel, launched early when `pdl`.
+  auto phaseOn = [&](cudaStream_t stream, bool pdl) {
+    CK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K / S, &one, W, CUDA_R_32F, K, K / S, A, CUDA_R_32F, K, K / S,
+                                  &zero, P, CUDA_R_32F, N, (long long)M * N, S, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+    cudaLaunchConfig_t cfg = {}; cfg.gridDim = M * K / 256; cfg.blockDim = 256; cfg.stream = stream;
+    cudaLaunchAttribute at; at.id = cudaLaunchAttributeProgrammaticStreamSerialization; at.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &at; cfg.numAttrs = pdl ? 1 : 0;
+    CK(cudaLaunchKernelEx(&cfg, phase, (const float *)P, (const float *)X, A, M, N, K, S));
+  };
   auto build = [&](bool pdl) {
-    auto fwd = [&]() {
-      for (int t = 0; t < 2 * T; ++t) {
-        CK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K / S, &one, W, CUDA_R_32F, K, K / S, A, CUDA_R_32F, K, K / S,
-                                      &zero, P, CUDA_R_32F, N, (long long)M * N, S, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-        cudaLaunchConfig_t cfg = {}; cfg.gridDim = M * K / 256; cfg.blockDim = 256; cfg.stream = s;
-        cudaLaunchAttribute at; at.id = cudaLaunchAttributeProgrammaticStreamSerialization; at.val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = &at; cfg.numAttrs = pdl ? 1 : 0;
-        CK(cudaLaunchKernelEx(&cfg, phase, (const float *)P, (const float *)X, A, M, N, K, S));
-      } };
+    auto fwd = [&]() { for (int t = 0; t < 2 * T; ++t) phaseOn(s, pdl); };
     fwd(); CK(cudaStreamSynchronize(s));
     cudaGraph_t g; CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal)); fwd(); CK(cudaStreamEndCapture(s, &g));
     cudaGraphExec_t ge; CK(cudaGraphInstantiate(&ge, g, 0)); cudaGraphDestroy(g); return ge; };
@@ -67,14 +69,7 @@ int main(int argc, char **argv) {
     cudaStream_t s2 = s;
     if (strstr(trig, "other")) CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     CK(cublasSetStream(h, s2));
-    for (int t = 0; t < 20; ++t) {
-      CK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, K / S, &one, W, CUDA_R_32F, K, K / S, A, CUDA_R_32F, K, K / S,
-                                    &zero, P, CUDA_R_32F, N, (long long)M * N, S, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
-      cudaLaunchConfig_t cfg = {}; cfg.gridDim = M * K / 256; cfg.blockDim = 256; cfg.stream = s2;
-      cudaLaunchAttribute at; at.id = cudaLaunchAttributeProgrammaticStreamSerialization; at.val.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = &at; cfg.numAttrs = pdl ? 1 : 0;
-      CK(cudaLaunchKernelEx(&cfg, phase, (const float *)P, (const float *)X, A, M, N, K, S));
-    }
+    for (int t = 0; t < 20; ++t) phaseOn(s2, pdl);
     CK(cudaDeviceSynchronize());
     CK(cublasSetStream(h, s)); CK(cublasSetWorkspace(h, ws, 32 << 20));
     // What brings the first state back, if anything (argv[2]).
