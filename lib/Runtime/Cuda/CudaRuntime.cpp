@@ -181,8 +181,9 @@ long long pinnedCublasWorkspaceBytes() {
   if (!value || !*value)
     return -1;
   char *end = nullptr;
-  unsigned long long mib = std::strtoull(value, &end, 10);
-  return *end == '\0' ? static_cast<long long>(mib << 20) : -1;
+  long long mib = std::strtoll(value, &end, 10);
+  // Up to 1 TiB: a larger value is no size a GPU has (and would overflow).
+  return *end == '\0' && mib >= 0 && mib <= (1 << 20) ? mib << 20 : -1;
 }
 thread_local long long pinnedWorkspaceThisCall = -1;
 
@@ -191,7 +192,7 @@ thread_local long long pinnedWorkspaceThisCall = -1;
 /// kLtCandidates of cuBLASLt's heuristic (LtCandidates.h), tuned per graph
 /// after the workspace. RNN_CUDA_GEMM_CANDIDATE=K pins candidate K, -1
 /// cuBLAS's pick. Returns the pinned value, or kTunedCandidate when unset
-/// (or not a number from -1 up).
+/// (or not a number from -1 to kLtCandidates - 1).
 constexpr int kTunedCandidate = -2;
 int pinnedGemmCandidate() {
   const char *value = getenv("RNN_CUDA_GEMM_CANDIDATE");
@@ -199,7 +200,7 @@ int pinnedGemmCandidate() {
     return kTunedCandidate;
   char *end = nullptr;
   long candidate = std::strtol(value, &end, 10);
-  return *end == '\0' && candidate >= -1 && candidate < 1000
+  return *end == '\0' && candidate >= -1 && candidate < rnn::cuda::kLtCandidates
              ? static_cast<int>(candidate)
              : kTunedCandidate;
 }
@@ -472,12 +473,16 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
   if (timed)
     best = firstAboutAsFast(first);
   // Then the per-step GEMMs' algorithm, cuBLAS's own pick preferred.
+  // A candidate that fails to capture (cuBLASLt refusing its algorithm)
+  // ends this stage without failing the call: its error is dropped and the
+  // graphs captured so far compete.
   std::vector<Variant *> second{best};
   if (timed && pinnedCandidateThisCall == kTunedCandidate) {
-    for (int candidate = 0; captured && candidate < rnn::cuda::kLtCandidates;
-         ++candidate) {
-      if (!(captured = capture(best->overlap, best->mib, candidate)))
+    for (int candidate = 0; candidate < rnn::cuda::kLtCandidates; ++candidate) {
+      if (!capture(best->overlap, best->mib, candidate)) {
+        threadError.clear();
         break;
+      }
       // No per-step GEMM had this candidate (nor will it have the next):
       // the graph is the one with cuBLAS's pick.
       if (ltGemmsIssued == 0) {
@@ -487,14 +492,14 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
       }
       second.push_back(&variants.back());
     }
-    if (captured && second.size() > 1) {
+    if (second.size() > 1) {
       best->ms.clear();
       if (timeInAlternation(stream, second))
         best = firstAboutAsFast(second);
     }
   }
   overlapThisCall = overlapAllowed;
-  gemmCandidateThisCall = best->candidate;
+  gemmCandidateThisCall = pinnedCandidate;
   workspaceBytesThisCall = 0;
   if (const char *dir = graphDumpDir()) {
     auto describe = [](const Variant &v) {
@@ -519,7 +524,7 @@ CUgraphExec tunedCall(CUstream stream, void (*call)(void **),
   CUdevice device;
   if (cuCtxGetDevice(&device) == CUDA_SUCCESS)
     cuDeviceGraphMemTrim(device);
-  if (!threadError.empty() || !captured) {
+  if (!threadError.empty()) {
     cuGraphExecDestroy(kept);
     return nullptr;
   }
@@ -556,16 +561,6 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   if (pinnedCandidateThisCall != kTunedCandidate)
     settings += "|gemm-candidate=" + std::to_string(pinnedCandidateThisCall);
   std::string id = std::string(key, keySize) + settings;
-  // The key's text (librnn_runtime puts the model and the function first,
-  // then the buffers' descriptors in binary) with the settings: the name of
-  // the graph in RNN_CUDA_GRAPH_DOT's log.
-  std::string label =
-      std::string(key, std::find_if(key, key + keySize,
-                                    [](char c) {
-                                      return static_cast<unsigned char>(c) <
-                                             0x20;
-                                    })) +
-      settings;
   std::unique_lock<std::mutex> lock(graphMutex);
   auto it = graphs.begin();
   while (it != graphs.end() && it->key != id)
@@ -599,6 +594,16 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     return threadError.empty() ? 0 : 1;
   }
   CUstream cuStream = static_cast<CUstream>(stream);
+  // The key's text (librnn_runtime puts the model and the function first,
+  // then the buffers' descriptors in binary) with the settings: the name of
+  // the graph in RNN_CUDA_GRAPH_DOT's log.
+  std::string label =
+      std::string(key, std::find_if(key, key + keySize,
+                                    [](char c) {
+                                      return static_cast<unsigned char>(c) <
+                                             0x20;
+                                    })) +
+      settings;
   entry.exec = pinnedWorkspaceThisCall >= 0
                    ? captureCall(cuStream, call, descriptors,
                                  workspaceBytesThisCall, label)
@@ -877,26 +882,53 @@ struct CublasScalars {
   float alpha32 = 1.0f, beta32;
 };
 
-/// Issues `gemm` (of m x n x k, for the message) on the call's cuBLASLt
-/// candidate with the call's workspace. False, having done nothing, where
-/// its problem has no such candidate: cuBLAS's own pick runs it then.
-bool issuedOnCandidate(const rnn::cuda::LtGemm &gemm, int64_t m, int64_t n,
-                       int64_t k) {
-  cublasStatus_t status = rnn::cuda::runLtCandidate(
-      gemm, gemmCandidateThisCall, reinterpret_cast<void *>(callWorkspace),
-      callWorkspace ? workspaceBytesThisCall : 0, currentStream);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED)
-    return false;
-  if (status == CUBLAS_STATUS_SUCCESS)
-    ++ltGemmsIssued;
-  else
-    record(std::string("cublasLtMatmul failed: ") +
-           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
-           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
-           ", candidate " + std::to_string(gemmCandidateThisCall) + ")");
-  return true;
+/// Issues `gemm` with the call's handle: a per-step product on the call's
+/// cuBLASLt candidate (with the call's workspace) where its problem has one,
+/// otherwise on cuBLAS's own pick (strided-batched for a batch). A failure
+/// is recorded with the product's shape in the entry point's terms.
+void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
+               bool perStep) {
+  auto shape = [&] {
+    return " (m=" + std::to_string(gemm.cols) +
+           ", n=" + std::to_string(gemm.rows) +
+           ", k=" + std::to_string(gemm.depth * gemm.batch) +
+           (gemm.batch > 1 ? ", slices=" + std::to_string(gemm.batch) : "") +
+           ")";
+  };
+  if (perStep && gemmCandidateThisCall >= 0 &&
+      gemm.compute != CUBLAS_COMPUTE_64F) {
+    cublasStatus_t status = rnn::cuda::runLtCandidate(
+        gemm, gemmCandidateThisCall, reinterpret_cast<void *>(callWorkspace),
+        callWorkspace ? workspaceBytesThisCall : 0, currentStream);
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      ++ltGemmsIssued;
+      return;
+    }
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
+      record(std::string("cublasLtMatmul failed: ") +
+             cublasGetStatusString(status) + shape() + ", candidate " +
+             std::to_string(gemmCandidateThisCall));
+      return;
+    }
+  }
+  cublasStatus_t status =
+      gemm.batch > 1
+          ? cublasGemmStridedBatchedEx(
+                handle, gemm.transA, CUBLAS_OP_N, gemm.rows, gemm.cols,
+                gemm.depth, gemm.alpha, gemm.a, gemm.abType, gemm.lda,
+                gemm.strideA, gemm.b, gemm.abType, gemm.ldb, gemm.strideB,
+                gemm.beta, gemm.c, gemm.cType, gemm.ldc, gemm.strideC,
+                gemm.batch, gemm.compute, CUBLAS_GEMM_DEFAULT)
+          : cublasGemmEx(handle, gemm.transA, CUBLAS_OP_N, gemm.rows, gemm.cols,
+                         gemm.depth, gemm.alpha, gemm.a, gemm.abType, gemm.lda,
+                         gemm.b, gemm.abType, gemm.ldb, gemm.beta, gemm.c,
+                         gemm.cType, gemm.ldc, gemm.compute,
+                         CUBLAS_GEMM_DEFAULT);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    record(std::string(gemm.batch > 1 ? "cublasGemmStridedBatchedEx"
+                                      : "cublasGemmEx") +
+           " failed: " + cublasGetStatusString(status) + shape());
 }
-
 } // namespace
 
 RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
@@ -927,40 +959,26 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   if (!handle)
     return;
   CublasScalars scalars(abDtype, tf32, accumulate);
-  if (gemmCandidateThisCall >= 0 && (flags & RNN_GEMM_PER_STEP) != 0 &&
-      abDtype != RNN_F64) {
-    rnn::cuda::LtGemm gemm = {cublasType(abDtype),
-                              cublasType(cDtype),
-                              scalars.compute,
-                              bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N,
-                              n,
-                              m,
-                              k,
-                              reinterpret_cast<const void *>(b),
-                              ldb,
-                              0,
-                              reinterpret_cast<const void *>(a),
-                              lda,
-                              0,
-                              reinterpret_cast<void *>(c),
-                              ldc,
-                              0,
-                              1,
-                              scalars.alpha(),
-                              scalars.beta()};
-    if (issuedOnCandidate(gemm, m, n, k))
-      return;
-  }
-  cublasStatus_t status = cublasGemmEx(
-      handle, bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k,
-      scalars.alpha(), reinterpret_cast<const void *>(b), cublasType(abDtype),
-      ldb, reinterpret_cast<const void *>(a), cublasType(abDtype), lda,
-      scalars.beta(), reinterpret_cast<void *>(c), cublasType(cDtype), ldc,
-      scalars.compute, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS)
-    record(std::string("cublasGemmEx failed: ") +
-           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
-           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) + ")");
+  rnn::cuda::LtGemm gemm = {cublasType(abDtype),
+                            cublasType(cDtype),
+                            scalars.compute,
+                            bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            n,
+                            m,
+                            k,
+                            reinterpret_cast<const void *>(b),
+                            ldb,
+                            0,
+                            reinterpret_cast<const void *>(a),
+                            lda,
+                            0,
+                            reinterpret_cast<void *>(c),
+                            ldc,
+                            0,
+                            1,
+                            scalars.alpha(),
+                            scalars.beta()};
+  issueGemm(handle, gemm, (flags & RNN_GEMM_PER_STEP) != 0);
 }
 
 RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
@@ -985,38 +1003,24 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
     return;
   CublasScalars scalars(abDtype, (flags & 2) != 0, /*accumulate=*/false);
   int64_t slice = k / slices;
-  if (gemmCandidateThisCall >= 0 && abDtype != RNN_F64) {
-    rnn::cuda::LtGemm gemm = {cublasType(abDtype),
-                              cublasType(cDtype),
-                              scalars.compute,
-                              CUBLAS_OP_T,
-                              n,
-                              m,
-                              slice,
-                              reinterpret_cast<const void *>(b),
-                              ldb,
-                              slice,
-                              reinterpret_cast<const void *>(a),
-                              lda,
-                              slice,
-                              reinterpret_cast<void *>(c),
-                              ldc,
-                              m * ldc,
-                              static_cast<int32_t>(slices),
-                              scalars.alpha(),
-                              scalars.beta()};
-    if (issuedOnCandidate(gemm, m, n, k))
-      return;
-  }
-  cublasStatus_t status = cublasGemmStridedBatchedEx(
-      handle, CUBLAS_OP_T, CUBLAS_OP_N, n, m, slice, scalars.alpha(),
-      reinterpret_cast<const void *>(b), cublasType(abDtype), ldb, slice,
-      reinterpret_cast<const void *>(a), cublasType(abDtype), lda, slice,
-      scalars.beta(), reinterpret_cast<void *>(c), cublasType(cDtype), ldc,
-      m * ldc, slices, scalars.compute, CUBLAS_GEMM_DEFAULT);
-  if (status != CUBLAS_STATUS_SUCCESS)
-    record(std::string("cublasGemmStridedBatchedEx failed: ") +
-           cublasGetStatusString(status) + " (m=" + std::to_string(m) +
-           ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
-           ", slices=" + std::to_string(slices) + ")");
+  rnn::cuda::LtGemm gemm = {cublasType(abDtype),
+                            cublasType(cDtype),
+                            scalars.compute,
+                            CUBLAS_OP_T,
+                            n,
+                            m,
+                            slice,
+                            reinterpret_cast<const void *>(b),
+                            ldb,
+                            slice,
+                            reinterpret_cast<const void *>(a),
+                            lda,
+                            slice,
+                            reinterpret_cast<void *>(c),
+                            ldc,
+                            m * ldc,
+                            static_cast<int32_t>(slices),
+                            scalars.alpha(),
+                            scalars.beta()};
+  issueGemm(handle, gemm, (flags & RNN_GEMM_PER_STEP) != 0);
 }

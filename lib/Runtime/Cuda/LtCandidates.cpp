@@ -11,15 +11,23 @@ using namespace rnn::cuda;
 
 namespace {
 
-/// The largest power of two up to 256 that divides `pointer`: cuBLASLt's
+/// The largest power of two up to 256 that divides `pointer` and, in a
+/// batch, every later matrix's start (`strideBytes` on): cuBLASLt's
 /// heuristic assumes 256-byte aligned operands unless told otherwise, and a
 /// gate window or a K slice starts inside its buffer.
-uint32_t alignmentOf(const void *pointer) {
-  auto address = reinterpret_cast<uintptr_t>(pointer);
+uint32_t alignmentOf(const void *pointer, int64_t strideBytes, int32_t batch) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(pointer);
+  if (batch > 1)
+    address |= static_cast<uintptr_t>(strideBytes);
   uint32_t alignment = 256;
   while (alignment > 1 && address % alignment != 0)
     alignment /= 2;
   return alignment;
+}
+
+/// Bytes per element of the types the runtime passes (f64, f32, bf16, f16).
+int64_t bytesOf(cudaDataType type) {
+  return type == CUDA_R_64F ? 8 : type == CUDA_R_32F ? 4 : 2;
 }
 
 /// cuBLASLt's descriptors of one problem, destroyed with it.
@@ -98,8 +106,12 @@ cublasStatus_t rnn::cuda::runLtCandidate(const LtGemm &gemm, int candidate,
   Descriptors descriptors(gemm);
   if (descriptors.status != CUBLAS_STATUS_SUCCESS)
     return descriptors.status;
-  uint32_t alignA = alignmentOf(gemm.a), alignB = alignmentOf(gemm.b),
-           alignC = alignmentOf(gemm.c);
+  uint32_t alignA = alignmentOf(gemm.a, gemm.strideA * bytesOf(gemm.abType),
+                                gemm.batch),
+           alignB = alignmentOf(gemm.b, gemm.strideB * bytesOf(gemm.abType),
+                                gemm.batch),
+           alignC = alignmentOf(gemm.c, gemm.strideC * bytesOf(gemm.cType),
+                                gemm.batch);
   // The heuristic's list depends on everything that describes the problem;
   // asked once per problem and thread (graphs capture each problem again
   // per tuning variant).
