@@ -8,6 +8,10 @@ timed against cuBLAS.
 * The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): GEMMs of up to 8
   rows (`small-latency`, fp32 and bf16), launched so that it overlaps the
   launches of the step's pointwise kernel; RNN_CUDA_GEMV=0 turns it off.
+* The preloaded partials GEMM (lib/Runtime/Cuda/PreloadedPartialsGemm.h): the
+  K-split partials of fp32 products of up to 64 rows (the two-stage cells at
+  `medium`), launched early with its weights loaded before it waits;
+  RNN_CUDA_PRELOADED_GEMM=0 turns it off.
 
 1. Correctness: models against torch.nn.LSTM/GRU in float64 for batch sizes
    on both sides of the kernel's row limit, with the kernel and without it;
@@ -16,6 +20,11 @@ timed against cuBLAS.
    rnn_cuda_gemm, against float64: f32, bf16 and f16 operands, every K size
    class, K and N that do not fill a vector span or a block, padded strides,
    with and without accumulation, and shapes it must leave to cuBLAS.
+   The partials alone, through rnn_cuda_gemm_partials, against float64
+   slice by slice, with the kernel and without it (results must differ
+   where it ran, match where cuBLAS ran both times): every slice width it
+   takes, rows and columns that do not fill a tile, padded strides, and
+   shapes it must leave to cuBLAS.
 2. Time: the benchmark shapes with and without it, in alternation in one
    process (setting_ab.alternate; medians).
 
@@ -123,6 +132,58 @@ def check_gemv_direct():
     return failures
 
 
+def check_partials_direct():
+    """rnn_cuda_gemm_partials with TF32 allowed and a constant B, each case
+    with the preloaded kernel and without it (cuBLAS): every partial within
+    TF32 rounding of float64 both ways, and the two runs differ exactly
+    where the kernel is expected to run."""
+    lib = cuda_runtime()
+    stream = torch.cuda.current_stream().cuda_stream
+    gen = torch.Generator(device="cuda").manual_seed(4)
+    failures = 0
+    # (m, k, n, slices): slices of 128, 256 and 512; m and n that do not fill
+    # a tile; then a slice of 64, 65 rows (cuBLAS).
+    cases = [(64, 1024, 1024, 8), (64, 1024, 2048, 4), (64, 2048, 1024, 4),
+             (1, 1024, 100, 8), (7, 1024, 1000, 8), (33, 2048, 2048, 8),
+             (64, 1024, 1024, 16), (65, 1024, 1024, 8)]
+    for m, k, n, slices in cases:
+        lda, ldw, ldc = k + 8, k + 4, n + 3  # Padded rows, 16-byte aligned.
+        a = torch.randn(m, lda, device="cuda", generator=gen)
+        w = torch.randn(n, ldw, device="cuda", generator=gen) / k ** 0.5
+        width = k // slices
+        expected = torch.stack([a[:, s * width:(s + 1) * width].double()
+                                @ w[:, s * width:(s + 1) * width].double().t()
+                                for s in range(slices)])
+        results, errors = [], []
+        for setting in (None, "0"):
+            c = torch.full((slices * m * ldc,), float("nan"), device="cuda")
+
+            def partials():
+                lib.rnn_cuda_set_stream(stream)  # Reads the setting.
+                # B is n x k, TF32 allowed, constant B, once per step.
+                lib.rnn_cuda_gemm_partials(0, 0, 2 | 8 | 16, slices, m, n, k,
+                                           a.data_ptr(), lda, w.data_ptr(), ldw,
+                                           c.data_ptr(), ldc)
+            with_setting(partials, "RNN_CUDA_PRELOADED_GEMM", setting)()
+            torch.cuda.synchronize()
+            message = ctypes.create_string_buffer(512)
+            if lib.rnn_cuda_take_error(message, len(message)):
+                errors.append(message.value.decode())
+            results.append(c.view(slices, m, ldc)[:, :, :n].clone())
+        lib.rnn_cuda_set_stream(stream)
+        errs = [rel_err(r.cpu().numpy(), expected.cpu().numpy()) for r in results]
+        same = torch.equal(results[0], results[1])
+        ran = m <= 64 and width in (128, 256, 512)
+        ok = not errors and max(errs) <= 2e-3 and same != ran
+        failures += not ok
+        print(f"  rnn_cuda_gemm_partials m={m:2d} k={k} n={n:4d} slices={slices:2d} "
+              f"(kernel {'expected' if ran else 'not expected'}): rel. error vs float64 "
+              f"{errs[0]:.1e} (RNN_CUDA_PRELOADED_GEMM=0: {errs[1]:.1e}), results "
+              f"{'identical' if same else 'differ'}{' ' + '; '.join(errors) if errors else ''}: "
+              f"{'PASS' if ok else 'FAIL'}")
+    return failures
+
+
 def ab(model_dir, cell, size, T, B, switch, bf16=False):
     model, _, _, _, args = setup(model_dir, cell, size, 1, T, B, bf16)
     name = f"{cell}_seq"
@@ -144,6 +205,8 @@ def main(model_dir):
     failures += check(model_dir, "lstm", 256, [1, 8, 9], gemv, 8, bf16=True)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8, bf16=True)
     failures += check_gemv_direct()
+    print("== preloaded partials GEMM: correctness against float64")
+    failures += check_partials_direct()
     print("== packed TF32 GEMM: time (`wide`), in alternation")
     ab(model_dir, "lstm", 2048, 50, 32, packed)
     ab(model_dir, "gru", 2048, 50, 32, packed)

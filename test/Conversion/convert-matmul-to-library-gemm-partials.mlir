@@ -70,8 +70,12 @@ func.func @step(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %ys: memref<?
 #c = affine_map<(b, n, k) -> (b, n)>
 #id = affine_map<(b, n) -> (b, n)>
 
-// N = 2048: half as many slices (4).
+// N = 2048 in f32: as many slices as below N / 2 (the CUDA runtime's own
+// kernel runs f32 partials); with bf16 operands (cuBLAS runs them) half as
+// many (4).
 // CHECK-LABEL: func.func @wider
+// CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c8_i64,
+// CHECK-LABEL: func.func @wider_bf16
 // CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c4_i64,
 func.func @wider(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref<?x2048xf32>, %t: index) {
   %c0 = arith.constant 0 : index
@@ -86,6 +90,34 @@ func.func @wider(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref
         attrs = {rnn.gemm_weight_layout = 0 : i32} {
     ^bb0(%x: f32, %y: f32, %acc: f32):
       %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%prod : memref<?x2048xf32>) outs(%out : memref<?x2048xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %v = math.tanh %p : f32
+      linalg.yield %v : f32
+    }
+  }
+  memref.dealloc %prod : memref<?x2048xf32>
+  return
+}
+func.func @wider_bf16(%h: memref<?x1024xbf16>, %u: memref<2048x1024xbf16>, %out: memref<?x2048xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %h, %c0 : memref<?x1024xbf16>
+  %prod = memref.alloc(%rows) : memref<?x2048xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    linalg.fill ins(%zero : f32) outs(%prod : memref<?x2048xf32>)
+    linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xbf16>, memref<2048x1024xbf16>) outs(%prod : memref<?x2048xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xe = arith.extf %x : bf16 to f32
+      %ye = arith.extf %y : bf16 to f32
+      %m = arith.mulf %xe, %ye : f32
       %s = arith.addf %acc, %m : f32
       linalg.yield %s : f32
     }
@@ -234,7 +266,8 @@ func.func @reads_its_output(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %
 #id = affine_map<(b, n) -> (b, n)>
 
 // Concatenated gates: the consumer reads two windows of the product (r and
-// z); it reads the same windows of each of the 4 partials instead.
+// z); it reads the same windows of each of the 4 partials instead (bf16
+// operands at N = 2048: 4 slices).
 // CHECK-LABEL: func.func @windows
 // CHECK: %[[P:.*]] = memref.alloc(%{{.*}}, %{{.*}}) : memref<?x?x2048xf32>
 // CHECK: call @rnn_cuda_gemm_partials(%{{.*}}, %{{.*}}, %{{.*}}, %c4_i64,
@@ -251,19 +284,21 @@ func.func @reads_its_output(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %
 // CHECK: arith.addf
 // CHECK: %[[R:.*]] = arith.addf %[[A0]], %[[A1]]
 // CHECK: } else {
-func.func @windows(%h: memref<?x1024xf32>, %u: memref<2048x1024xf32>, %out: memref<?x1024xf32>, %t: index) {
+func.func @windows(%h: memref<?x1024xbf16>, %u: memref<2048x1024xbf16>, %out: memref<?x1024xf32>, %t: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
-  %rows = memref.dim %h, %c0 : memref<?x1024xf32>
+  %rows = memref.dim %h, %c0 : memref<?x1024xbf16>
   %prod = memref.alloc(%rows) : memref<?x2048xf32>
   scf.for %i = %c0 to %t step %c1 {
     linalg.fill ins(%zero : f32) outs(%prod : memref<?x2048xf32>)
     linalg.generic {indexing_maps = [#a, #w, #c], iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%h, %u : memref<?x1024xf32>, memref<2048x1024xf32>) outs(%prod : memref<?x2048xf32>)
+        ins(%h, %u : memref<?x1024xbf16>, memref<2048x1024xbf16>) outs(%prod : memref<?x2048xf32>)
         attrs = {rnn.gemm_weight_layout = 0 : i32} {
-    ^bb0(%x: f32, %y: f32, %acc: f32):
-      %m = arith.mulf %x, %y : f32
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xe = arith.extf %x : bf16 to f32
+      %ye = arith.extf %y : bf16 to f32
+      %m = arith.mulf %xe, %ye : f32
       %s = arith.addf %acc, %m : f32
       linalg.yield %s : f32
     }

@@ -1,24 +1,35 @@
 // RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches | FileCheck %s
 // RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches --overlap-kernel-launches | FileCheck %s
 // RUN: rnn-opt %s --split-input-file --overlap-kernel-launches="function=my_hook" | FileCheck %s --check-prefix=HOOK
+// RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches="let-dependents-launch=false" | FileCheck %s --check-prefix=NOTRIGGER
 
-// Every launch, guarded or not, inside a loop or not, waits for the grids
-// ahead of it at its first instruction, and the host announces it to the
-// runtime right before launching it. Twice is the same as once.
+// Every launch, guarded or not, inside a loop or not, first lets the grid
+// behind it launch, then waits for the grids ahead of it, and the host
+// announces it to the runtime right before launching it. Twice is the same
+// as once. Without let-dependents-launch the kernels only wait.
 // CHECK: func.func private @rnn_cuda_overlap_next_launch()
 // CHECK-LABEL: func.func @step
 // CHECK: scf.for
 // CHECK: func.call @rnn_cuda_overlap_next_launch() : () -> ()
 // CHECK-NEXT: gpu.launch
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK-NOT: nvvm.griddepcontrol
 // CHECK: gpu.terminator
 // CHECK: scf.if
 // CHECK-NEXT: func.call @rnn_cuda_overlap_next_launch() : () -> ()
 // CHECK-NEXT: gpu.launch
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK-NOT: nvvm.griddepcontrol
 // CHECK-NOT: func.call
+// NOTRIGGER-LABEL: func.func @step
+// NOTRIGGER: gpu.launch
+// NOTRIGGER-NEXT: nvvm.griddepcontrol wait
+// NOTRIGGER-NOT: launch_dependents
+// NOTRIGGER: gpu.launch
+// NOTRIGGER-NEXT: nvvm.griddepcontrol wait
+// NOTRIGGER-NOT: launch_dependents
 // HOOK: func.func private @my_hook()
 // HOOK-LABEL: func.func @step
 // HOOK: func.call @my_hook()

@@ -90,7 +90,9 @@ def ConvertMatmulToLibraryGemm
     of each) as it reads them:
     one launch less per product (cuBLAS's split-K adds its own reduction
     kernel), and the consumer can launch early behind it. `slices` is
-    `k-partials` for N <= 1024 and half of it for N <= 2048 (at least 2).
+    `k-partials`, or half of it (at least 2) for N > 1024 with 16-bit
+    operands (cuBLAS runs those; the CUDA runtime's own kernel runs f32
+    partials at any N).
     The partials cost `slices * M * N` elements of traffic, so they are used
     only for 16 <= M and a buffer of at most 16 MiB: an `scf.if` on M keeps
     the plain GEMM and consumer for other batches (the buffer is allocated
@@ -310,9 +312,13 @@ def OverlapKernelLaunches
     provided it waits for that work before touching memory. Every
     `gpu.launch` therefore starts with `nvvm.griddepcontrol wait` (the kernel
     waits until the grids ahead of it have completed and their writes are
-    visible; a no-op when launched normally), and on the host the launch is
-    preceded by a call to `function` (no arguments), which tells the
-    runtime that the next launch may use the attribute. Launches without
+    visible; a no-op when launched normally), with `let-dependents-launch`
+    preceded by `nvvm.griddepcontrol launch_dependents` (the grid behind it,
+    if launched early, may be scheduled once every block of this one has
+    started: it waits for this one too; the CUDA runtime's own GEMMs then
+    load their constant weights meanwhile), and on the host the launch is
+    preceded by a call to `function` (no arguments), which tells the runtime
+    that the next launch may use the attribute. Launches without
     the call keep the usual stream order, so kernels from elsewhere that do
     not wait are never launched early. The runtime may still launch a
     kernel in stream order (the CUDA runtime does after cuBLAS's bf16 and
@@ -322,7 +328,10 @@ def OverlapKernelLaunches
   let options = [
     Option<"function", "function", "std::string",
            "\"rnn_cuda_overlap_next_launch\"",
-           "Host function called before each launch that waits">
+           "Host function called before each launch that waits">,
+    Option<"letDependentsLaunch", "let-dependents-launch", "bool", "true",
+           "Let the grid behind each kernel launch once the kernel's blocks "
+           "have started">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",

@@ -21,9 +21,10 @@ extern "C" {
  * cudaStream_t; null is CUDA's default stream). Every kernel, allocation,
  * copy and GEMM of the call is ordered on it, and the call does not wait
  * for the work to finish. It also reads the environment settings
- * RNN_CUDA_OVERLAP_LAUNCHES, RNN_CUDA_PACKED_GEMM, RNN_CUDA_GEMV and
- * RNN_CUDA_CUBLAS_WORKSPACE_MIB for the thread's work from then on (every
- * model call sets its stream first). */
+ * RNN_CUDA_OVERLAP_LAUNCHES, RNN_CUDA_PACKED_GEMM, RNN_CUDA_GEMV,
+ * RNN_CUDA_PRELOADED_GEMM, RNN_CUDA_CUBLAS_WORKSPACE_MIB and
+ * RNN_CUDA_GEMM_CANDIDATE for the thread's work from then on (every model
+ * call sets its stream first). */
 void rnn_cuda_set_stream(void *stream);
 
 /* Copies the first CUDA error recorded on this thread since the last call
@@ -109,11 +110,21 @@ void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
 
 /* The partial products of `slices` consecutive K slices on the current
  * stream: for s < slices, C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T
- * with C_s at c + s * m * ldc elements (one cuBLAS strided-batched GEMM).
- * The arguments are those of rnn_cuda_gemm plus `slices`; B must be n x k,
- * k a multiple of `slices`, and the accumulate bit clear (an error is
- * recorded otherwise). The kernel that reads the product adds the partials
- * (convert-matmul-to-library-gemm{k-partials}). */
+ * with C_s at c + s * m * ldc elements. The arguments are those of
+ * rnn_cuda_gemm plus `slices`; B must be n x k, k a multiple of `slices`,
+ * and the accumulate bit clear (an error is recorded otherwise). The kernel
+ * that reads the product adds the partials
+ * (convert-matmul-to-library-gemm{k-partials}).
+ *
+ * On sm_90 or later, f32 A, B and C with TF32 allowed, a constant B
+ * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
+ * values of K, 16-byte aligned A and B, and lda and ldb multiples of 4 run
+ * on the runtime's own kernel: launched early (as rnn_cuda_overlap_next_launch
+ * allows a kernel), each block loads its tile of B into registers before it
+ * waits for the work ahead of it, so a step's kernel -> GEMM edge no longer
+ * pays a launch and a weight read (RNN_CUDA_PRELOADED_GEMM=0, read per model
+ * call, keeps them on cuBLAS). Otherwise one cuBLAS strided-batched GEMM
+ * runs them (on a cuBLASLt candidate in a tuned graph, see rnn_cuda_call). */
 void rnn_cuda_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
                             int32_t b_layout, int64_t slices, int64_t m,
                             int64_t n, int64_t k, int64_t a, int64_t lda,

@@ -222,8 +222,11 @@ static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
       bType.getElementType() != aType.getElementType())
     return std::nullopt;
   int64_t n = bType.getDimSize(0), k = bType.getDimSize(1);
-  int64_t slices =
-      n <= kPartialsMaxN / 2 ? kPartials : std::max<int64_t>(2, kPartials / 2);
+  // Half the slices past N / 2 for 16-bit operands, which cuBLAS runs (its
+  // strided-batched GEMM was faster so); the CUDA runtime's own kernel takes
+  // f32 products at every N with the same slices.
+  bool halve = n > kPartialsMaxN / 2 && !aType.getElementType().isF32();
+  int64_t slices = halve ? std::max<int64_t>(2, kPartials / 2) : kPartials;
   if (k < kPartialsMinK || n > kPartialsMaxN || k % slices != 0 ||
       cType.getDimSize(1) != n)
     return std::nullopt;

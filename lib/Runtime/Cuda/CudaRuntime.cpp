@@ -19,6 +19,7 @@
 #include "CudaErrors.h"
 #include "LtCandidates.h"
 #include "PackedGemm.h"
+#include "PreloadedPartialsGemm.h"
 #include "SmallBatchGemv.h"
 
 #include <cublas_v2.h>
@@ -158,6 +159,14 @@ bool gemvEnabled() {
 }
 thread_local bool gemvThisCall = true;
 
+/// RNN_CUDA_PRELOADED_GEMM=0 runs the K-split partials on cuBLAS too
+/// (PreloadedPartialsGemm.h); read per call like RNN_CUDA_OVERLAP_LAUNCHES.
+bool preloadedGemmEnabled() {
+  const char *value = getenv("RNN_CUDA_PRELOADED_GEMM");
+  return !value || std::strcmp(value, "0") != 0;
+}
+thread_local bool preloadedThisCall = true;
+
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
 /// (12.2 and later) allocates the workspace of a split-K GEMM from the
 /// stream-ordered pool around the GEMM: cheap in a direct call, but a
@@ -279,6 +288,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   overlapThisCall = dependentLaunchEnabled();
   packedThisCall = packedGemmEnabled();
   gemvThisCall = gemvEnabled();
+  preloadedThisCall = preloadedGemmEnabled();
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);
@@ -555,6 +565,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     settings += "|no-packed-gemm";
   if (!gemvThisCall)
     settings += "|no-gemv";
+  if (!preloadedThisCall)
+    settings += "|no-preloaded-gemm";
   if (pinnedWorkspaceThisCall >= 0)
     settings +=
         "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);
@@ -986,9 +998,11 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
                                        int64_t n, int64_t k, int64_t a,
                                        int64_t lda, int64_t b, int64_t ldb,
                                        int64_t c, int64_t ldc) {
-  // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ into C + s·m·ldc: one
-  // strided-batched GEMM over the K slices, summed by the kernel that reads
-  // them (convert-matmul-to-library-gemm{k-partials}).
+  // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ into C + s·m·ldc, summed by
+  // the kernel that reads them (convert-matmul-to-library-gemm{k-partials}):
+  // our preloaded GEMM where it applies, else one strided-batched GEMM over
+  // the K slices.
+  bool overlap = overlapThisCall && !afterReducedPrecisionCublas;
   afterReducedPrecisionCublas = false;
   if (m == 0 || n == 0)
     return;
@@ -998,10 +1012,16 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
            std::to_string(flags) + ") are not supported");
     return;
   }
+  bool tf32 = (flags & 2) != 0, constantB = (flags & RNN_GEMM_B_CONSTANT) != 0;
+  if (preloadedThisCall && tf32 && constantB && abDtype == RNN_F32 &&
+      cDtype == RNN_F32 &&
+      rnn::cuda::tryPreloadedPartialsGemm(slices, m, n, k, a, lda, b, ldb, c,
+                                          ldc, overlap, currentStream))
+    return;
   cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
   if (!handle)
     return;
-  CublasScalars scalars(abDtype, (flags & 2) != 0, /*accumulate=*/false);
+  CublasScalars scalars(abDtype, tf32, /*accumulate=*/false);
   int64_t slice = k / slices;
   rnn::cuda::LtGemm gemm = {cublasType(abDtype),
                             cublasType(cDtype),

@@ -11,6 +11,7 @@
 // const unsigned char rnn_<name>_fatbin[]: the .cu files built for sm_90
 // with PTX (CMakeLists.txt).
 #include "PackedTf32Gemm.fatbin.inc"
+#include "PreloadedPartialsGemm.fatbin.inc"
 #include "SmallBatchGemv.fatbin.inc"
 
 namespace rnn::cuda {
@@ -73,6 +74,29 @@ bool loadGemv(RuntimeKernels &kernels) {
   return loaded;
 }
 
+bool loadPreloaded(RuntimeKernels &kernels) {
+  CUmodule module = loadModule(rnn_preloaded_partials_gemm_fatbin,
+                               sizeof(rnn_preloaded_partials_gemm_fatbin));
+  if (!module)
+    return false;
+  bool loaded = true;
+  for (int size = 0; size < kPreloadedSizes; ++size) {
+    std::string name =
+        "rnn_preloaded_partials_gemm_slice" + std::to_string(128 << size);
+    unsigned shared = preloadedSharedBytes(size);
+    // Slices over 128 stage more than the default 48 KiB of A.
+    loaded = loaded &&
+             getFunction(module, kernels.preloaded[size], name.c_str()) &&
+             shared <= static_cast<unsigned>(kernels.sharedBytesOptIn) &&
+             cuFuncSetAttribute(kernels.preloaded[size],
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                static_cast<int>(shared)) == CUDA_SUCCESS;
+  }
+  if (!loaded)
+    cuModuleUnload(module);
+  return loaded;
+}
+
 /// Fills `kernels` for the current context; failures leave families
 /// unusable rather than failing the call.
 void load(RuntimeKernels &kernels) {
@@ -95,6 +119,7 @@ void load(RuntimeKernels &kernels) {
   kernels.sharedBytesOptIn = optIn;
   kernels.packedUsable = loadPacked(kernels);
   kernels.gemvUsable = loadGemv(kernels);
+  kernels.preloadedUsable = loadPreloaded(kernels);
 }
 
 } // namespace
