@@ -71,4 +71,13 @@ for i, (name, m) in enumerate(models.items()):
     print(f"dsl-gpu-build: {name}: {m!r} -> {out}/{name}"
           f"{' (compile cache)' if m.from_cache else ''}")
 PY
+# Every saved model holds a copy of the runtime libraries; they are the ones
+# in build/gpu/lib, so only those travel to the GPU machine (the copies would
+# take the carried folder past its size limit) and bench/dsl-gpu-run.sh puts
+# them back beside each model.
+for d in "$OUT"/*/; do
+  cmp -s "$d/librnn_runtime_cuda.so" "$BUILD/gpu/lib/librnn_runtime_cuda.so"
+  cmp -s "$d/librnn_runtime.so" "$BUILD/gpu/lib/librnn_runtime.so"
+  rm "$d"/librnn_runtime.so "$d"/librnn_runtime_cuda.so
+done
 ls -l "$OUT"/*

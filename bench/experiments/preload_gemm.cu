@@ -18,7 +18,12 @@
 //  runtime  lib/Runtime/Cuda/PreloadedPartialsGemm.cu as built (included);
 //  bisect<...>  rgemm with the runtime kernel's differences one at a time
 //         (dynamic shared memory, bounds-checked weight loads, a row-tile
-//         count from m that skips tiles with a branch, bounds-checked stores).
+//         count from m that skips tiles with a branch, bounds-checked stores);
+//  rt2<...>  ("runtime copy") the runtime kernel copied, with four of its
+//         remaining differences from rgemm switchable (32-bit indices, A's
+//         rows unclamped, weight rows unclamped, group offset constant 0).
+// "pf1"/"pf2": the first or the second GRU kernel also prefetches the next
+// step's projection row into L2 (before its wait: a prefetch writes nothing).
 // The pointwise kernels let the next grid launch before their own wait
 // ("first") or after it ("after", as rnn-compile's kernels did then).
 // Every variant: T = 100 steps in a CUDA graph, µs per step (median of 20
@@ -32,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <type_traits>
 #include <vector>
 #include "../../lib/Runtime/Cuda/PreloadedPartialsGemm.cu"
 #define CK(x) do { auto e = (x); if ((int)e != 0) { printf("err %s line %d: %d\n", #x, __LINE__, (int)e); exit(1);} } while (0)
@@ -206,24 +212,96 @@ __global__ void __launch_bounds__(128) bisect(const float *a, int64_t lda, const
   }
 }
 
+// The runtime kernel (slice 128) with what still tells it from rgemm
+// changed one at a time: 32-bit index arithmetic, no clamping of A's rows,
+// no clamping of the weight rows, the warp group's K offset a constant 0.
+template <bool k32, bool kNoClampA, bool kNoClampW, bool kGroup0>
+__global__ void __launch_bounds__(128) rt2(const float *a, int64_t lda64, const float *w, int64_t ldw64, float *c, int64_t ldc64, int m, int n) {
+  using Index = typename std::conditional<k32, int, int64_t>::type;
+  const Index lda = (Index)lda64, ldw = (Index)ldw64, ldc = (Index)ldc64;
+  constexpr int kSlice = 128, kStride = kSlice + 16;
+  extern __shared__ float4 shared4[];
+  float *staged = reinterpret_cast<float *>(shared4);
+  const int tid = threadIdx.x, group = kGroup0 ? 0 : tid / 128, warp = tid % 128 / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int n0 = blockIdx.x * 64 + 16 * warp;
+  const Index k0 = static_cast<Index>(blockIdx.y) * kSlice;
+  const int kGroup = 128 * group;
+  unsigned weights[8][8];
+  {
+    const float *lo = w + static_cast<Index>(kNoClampW ? n0 + g : min(n0 + g, n - 1)) * ldw + k0 + kGroup;
+    const float *hi = w + static_cast<Index>(kNoClampW ? n0 + g + 8 : min(n0 + g + 8, n - 1)) * ldw + k0 + kGroup;
+#pragma unroll
+    for (int p = 0; p < 8; ++p) {
+      float4 vl = *reinterpret_cast<const float4 *>(lo + 16 * p + 4 * t);
+      float4 vh = *reinterpret_cast<const float4 *>(hi + 16 * p + 4 * t);
+      weights[p][0] = tf32(vl.x); weights[p][1] = tf32(vh.x); weights[p][2] = tf32(vl.y); weights[p][3] = tf32(vh.y);
+      weights[p][4] = tf32(vl.z); weights[p][5] = tf32(vh.z); weights[p][6] = tf32(vl.w); weights[p][7] = tf32(vh.w);
+    }
+  }
+  gridWait();
+  letNextLaunch();
+  for (int v = tid; v < 64 * 32; v += 128) {
+    int row = v / 32, col = 4 * (v % 32);
+    const float *src = a + static_cast<Index>(kNoClampA ? row : min(row, m - 1)) * lda + k0 + col;
+    copy16(staged + row * kStride + col, src);
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  __syncthreads();
+  float acc[8][4] = {};
+#pragma unroll
+  for (int p = 0; p < 8; ++p) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      float4 x = *reinterpret_cast<const float4 *>(staged + (8 * j + g) * kStride + kGroup + 16 * p + 4 * t);
+      unsigned b0 = tf32(x.x), b1 = tf32(x.y), b2 = tf32(x.z), b3 = tf32(x.w);
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                   : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                   : "r"(weights[p][0]), "r"(weights[p][1]), "r"(weights[p][2]), "r"(weights[p][3]), "r"(b0), "r"(b1));
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                   : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                   : "r"(weights[p][4]), "r"(weights[p][5]), "r"(weights[p][6]), "r"(weights[p][7]), "r"(b2), "r"(b3));
+    }
+  }
+  float *out = c + static_cast<Index>(blockIdx.y) * m * ldc;
+  const int colLo = n0 + g, colHi = n0 + g + 8;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    int row = 8 * j + 2 * t;
+    float values[4] = {acc[j][0], acc[j][1], acc[j][2], acc[j][3]};
+    int rows[4] = {row, row + 1, row, row + 1}, cols[4] = {colLo, colLo, colHi, colHi};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) if (rows[e] < m && cols[e] < n) out[static_cast<Index>(rows[e]) * ldc + cols[e]] = values[e];
+  }
+}
+
 // Pointwise kernels: the partials' sum plus the projection (biases folded in).
 // Each lets the next grid (our GEMM) launch, so that it stages its weights
 // while this one runs: before it waits for the grid ahead (`first`), or after
 // (as rnn-compile's kernels do).
+// With `row` (the next step's input projection, [B, 3H]), the thread's three
+// values of it into L2 first: a prefetch changes no memory, so it may come
+// before the wait.
+__device__ __forceinline__ void prefetchRow(const float *row) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (!row || i >= B * H) return;
+  int b = i / H, j = i % H;
+  for (int q = 0; q < 3; ++q) asm volatile("prefetch.global.L2 [%0];" ::"l"(row + b * 3 * H + q * H + j));
+}
 __device__ __forceinline__ void triggerAndWait(int first) {
   if (first) letNextLaunch();
   gridWait();
   if (!first) letNextLaunch();
 }
 // x: [T, B, 3H] (r, z, n) for the GRU, [T, B, 4H] for the LSTM.
-__global__ void gru1(int first, const float *p, int s1, const float *x, const float *h, float *rh, float *z) {
-  triggerAndWait(first); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= B * H) return;
+__global__ void gru1(int first, const float *p, int s1, const float *x, const float *h, float *rh, float *z, const float *xnext = nullptr) {
+  prefetchRow(xnext); triggerAndWait(first); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= B * H) return;
   int b = i / H, j = i % H; float sr = x[b * 3 * H + j], sz = x[b * 3 * H + H + j];
   for (int s = 0; s < s1; ++s) { sr += p[(size_t)s * B * 2 * H + b * 2 * H + j]; sz += p[(size_t)s * B * 2 * H + b * 2 * H + H + j]; }
   rh[i] = sig(sr) * h[i]; z[i] = sig(sz);
 }
-__global__ void gru2(int first, const float *p, int s2, const float *x, const float *z, float *h) {
-  triggerAndWait(first); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= B * H) return;
+__global__ void gru2(int first, const float *p, int s2, const float *x, const float *z, float *h, const float *xnext = nullptr) {
+  prefetchRow(xnext); triggerAndWait(first); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= B * H) return;
   int b = i / H, j = i % H; float sn = x[b * 3 * H + 2 * H + j];
   for (int s = 0; s < s2; ++s) sn += p[(size_t)s * B * H + i];
   float nn = tanhf(sn); h[i] = (1 - z[i]) * nn + z[i] * h[i];
@@ -240,12 +318,12 @@ int main() {
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(hd, s));
   void *wsp; CK(cudaMalloc(&wsp, 32 << 20)); CK(cublasSetWorkspace(hd, wsp, 32 << 20));
   float *U, *UL, *X, *XL, *P1, *P2, *G, *h0, *rh, *z, *c;
-  float *hG[16], *hL[4];
+  float *hG[25], *hL[4];
   CK(cudaMalloc(&U, 4 * 3 * H * H)); CK(cudaMalloc(&UL, 4 * 4 * H * H));  // rows U_r, U_z, U_n / the LSTM's 4H rows
   CK(cudaMalloc(&X, 4 * (size_t)T * B * 3 * H)); CK(cudaMalloc(&XL, 4 * (size_t)T * B * 4 * H));
   CK(cudaMalloc(&P1, 4 * 8 * B * 2 * H)); CK(cudaMalloc(&P2, 4 * 8 * B * H)); CK(cudaMalloc(&G, 4 * 8 * B * 4 * H));
   CK(cudaMalloc(&h0, 4 * B * H)); CK(cudaMalloc(&rh, 4 * B * H)); CK(cudaMalloc(&z, 4 * B * H)); CK(cudaMalloc(&c, 4 * B * H));
-  for (int v = 0; v < 16; ++v) { CK(cudaMalloc(&hG[v], 4 * B * H)); if (v < 4) CK(cudaMalloc(&hL[v], 4 * B * H)); }
+  for (int v = 0; v < 25; ++v) { CK(cudaMalloc(&hG[v], 4 * B * H)); if (v < 4) CK(cudaMalloc(&hL[v], 4 * B * H)); }
   fill<<<3 * H * H / 256, 256>>>(U, 3 * H * H, 0.06f, 1); fill<<<T * B * 3 * H / 256, 256>>>(X, (size_t)T * B * 3 * H, 2.f, 2);
   fill<<<4 * H * H / 256, 256>>>(UL, 4 * H * H, 0.06f, 4); fill<<<T * B * 4 * H / 256, 256>>>(XL, (size_t)T * B * 4 * H, 2.f, 5);
   fill<<<B * H / 256, 256>>>(h0, B * H, 1.f, 3);
@@ -264,12 +342,24 @@ int main() {
     cfg.attrs = &at; cfg.numAttrs = 1; CK(cudaLaunchKernelEx(&cfg, kernel, args...)); };
   // Our product: NT, slices, weights staged before the wait or after it.
   int triggerFirst = 1;
+  int prefetchIn = 0;  // Which GRU kernel prefetches the next step's projection row (0: none).
   struct Ours { int nt, slices, preload; };  // nt: 64/128 pgemm, 0 rgemm, -1 the runtime kernel, 100 + bits bisect
   auto ours = [&](Ours o, const float *W, const float *A, int n, float *C) {
     if (o.nt < 0) {  // The runtime's kernel (PreloadedPartialsGemm.cu): slices of 128 or 256.
       int64_t ld = H, ldc = n; int m = B; const float *a_ = A, *w_ = W; float *c_ = C;
       if (o.slices == 8) early(dim3(n / 64, 8), 128, 64 * 144 * 4, rnn_preloaded_partials_gemm_slice128, a_, ld, w_, ld, c_, ldc, m, n);
       else early(dim3(n / 64, 4), 256, 64 * 272 * 4, rnn_preloaded_partials_gemm_slice256, a_, ld, w_, ld, c_, ldc, m, n);
+      return; }
+    if (o.nt >= 200) {  // rt2<...>: nt = 200 + bits (1 32-bit, 2 no A clamp, 4 no W clamp, 8 group 0)
+      int64_t ld = H, ldc = n; int m = B; const float *a_ = A, *w_ = W; float *c_ = C; dim3 grid(n / 64, 8); size_t sm = 64 * 144 * 4;
+      switch (o.nt - 200) {
+      case 0: early(grid, 128, sm, rt2<false, false, false, false>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      case 1: early(grid, 128, sm, rt2<true, false, false, false>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      case 2: early(grid, 128, sm, rt2<false, true, false, false>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      case 4: early(grid, 128, sm, rt2<false, false, true, false>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      case 8: early(grid, 128, sm, rt2<false, false, false, true>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      default: early(grid, 128, sm, rt2<true, true, true, true>, a_, ld, w_, ld, c_, ldc, m, n); break;
+      }
       return; }
     if (o.nt >= 100) {  // bisect<...>: nt = 100 + bits (1 dyn, 2 pred load, 4 tiles, 8 pred store)
       int64_t ld = H, ldc = n; int m = B; const float *a_ = A, *w_ = W; float *c_ = C; dim3 grid(n / 64, 8); size_t sm = 64 * 144 * 4;
@@ -291,9 +381,10 @@ int main() {
     int s1 = cublas ? 4 : o1.slices, s2 = 8;
     for (int t = 0; t < T; ++t) { const float *x = X + (size_t)t * B * 3 * H;
       if (cublas) cublasPartials(U, h, 2 * H, 4, P1); else ours(o1, U, h, 2 * H, P1);
-      early(Gr, 256, 0, gru1, triggerFirst, (const float *)P1, s1, x, (const float *)h, rh, z);
+      const float *xnext = t + 1 < T ? x + B * 3 * H : nullptr;
+      early(Gr, 256, 0, gru1, triggerFirst, (const float *)P1, s1, x, (const float *)h, rh, z, prefetchIn == 1 ? xnext : nullptr);
       if (cublas) cublasPartials(U + (size_t)2 * H * H, rh, H, 8, P2); else { s2 = o2.slices; ours(o2, U + (size_t)2 * H * H, rh, H, P2); }
-      early(Gr, 256, 0, gru2, triggerFirst, (const float *)P2, s2, x, (const float *)z, h); } };
+      early(Gr, 256, 0, gru2, triggerFirst, (const float *)P2, s2, x, (const float *)z, h, prefetchIn == 2 ? xnext : nullptr); } };
   auto lstmSteps = [&](float *h, bool cublas, Ours o) { CK(cudaMemcpyAsync(h, h0, 4 * B * H, cudaMemcpyDeviceToDevice, s)); CK(cudaMemsetAsync(c, 0, 4 * B * H, s));
     for (int t = 0; t < T; ++t) { const float *x = XL + (size_t)t * B * 4 * H;
       if (cublas) CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, 4 * H, B, H, &one, UL, CUDA_R_32F, H, h, CUDA_R_32F, H, &zero, G, CUDA_R_32F, 4 * H,
@@ -320,8 +411,15 @@ int main() {
   vs.push_back({"GRU-rb runtime 4/8, first", graphOf(withTrigger(1, [&] { gruSteps(hG[7], false, {-1, 4, 1}, {-1, 8, 1}); })), hG[7]});
   vs.push_back({"GRU-rb runtime 8/8, after", graphOf(withTrigger(0, [&] { gruSteps(hG[8], false, {-1, 8, 1}, {-1, 8, 1}); })), hG[8]});
   vs.push_back({"GRU-rb runtime 4/8, after", graphOf(withTrigger(0, [&] { gruSteps(hG[9], false, {-1, 4, 1}, {-1, 8, 1}); })), hG[9]});
-  const char *bisectNames[] = {"bisect none", "bisect dynamic smem", "bisect checked loads", "bisect tiles from m", "bisect checked stores", "bisect all four"};
+  auto withPrefetch = [&](int kernel, std::function<void()> steps) { return [&, kernel, steps] { prefetchIn = kernel; steps(); prefetchIn = 0; }; };
+  vs.push_back({"GRU-rb runtime 8/8, first, pf1", graphOf(withTrigger(1, withPrefetch(1, [&] { gruSteps(hG[16], false, {-1, 8, 1}, {-1, 8, 1}); }))), hG[16]});
+  vs.push_back({"GRU-rb runtime 8/8, first, pf2", graphOf(withTrigger(1, withPrefetch(2, [&] { gruSteps(hG[17], false, {-1, 8, 1}, {-1, 8, 1}); }))), hG[17]});
+  vs.push_back({"GRU-rb cuBLAS, pf2", graphOf(withTrigger(0, withPrefetch(2, [&] { gruSteps(hG[18], true, {}, {}); }))), hG[18]});
   const int bisectBits[] = {0, 1, 2, 4, 8, 15};
+  const char *rt2Names[] = {"runtime copy", "runtime copy, 32-bit", "runtime copy, A unclamped", "runtime copy, W unclamped", "runtime copy, group 0", "runtime copy, all four"};
+  for (int v = 0; v < 6; ++v)
+    vs.push_back({rt2Names[v], graphOf(withTrigger(1, [&, v] { gruSteps(hG[19 + v], false, {200 + bisectBits[v], 8, 1}, {200 + bisectBits[v], 8, 1}); })), hG[19 + v]});
+  const char *bisectNames[] = {"bisect none", "bisect dynamic smem", "bisect checked loads", "bisect tiles from m", "bisect checked stores", "bisect all four"};
   for (int v = 0; v < 6; ++v)
     vs.push_back({bisectNames[v], graphOf(withTrigger(1, [&, v] { gruSteps(hG[10 + v], false, {100 + bisectBits[v], 8, 1}, {100 + bisectBits[v], 8, 1}); })), hG[10 + v]});
   auto time = [&](cudaGraphExec_t ge) { cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1); std::vector<float> ts;
