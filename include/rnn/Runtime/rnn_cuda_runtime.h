@@ -120,10 +120,12 @@ void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
  * values of K, 16-byte aligned A and B, and lda and ldb multiples of 4 run
  * on the runtime's own kernel: launched early (as rnn_cuda_overlap_next_launch
- * allows a kernel), each block loads its tile of B into registers before it
- * waits for the work ahead of it, so a step's kernel -> GEMM edge no longer
- * pays a launch and a weight read (RNN_CUDA_PRELOADED_GEMM=0, read per model
- * call, keeps them on cuBLAS). Otherwise one cuBLAS strided-batched GEMM
+ * allows a kernel, and only once the model call has issued work in plain
+ * stream order, such as a cuBLAS GEMM or a copy, so that nothing from before
+ * the call still runs), each block loads its tile of B into registers
+ * before it waits for the work ahead of it, so a step's kernel -> GEMM edge
+ * no longer pays a launch and a weight read (RNN_CUDA_PRELOADED_GEMM=0, read
+ * per model call, keeps them on cuBLAS). Otherwise one cuBLAS strided-batched GEMM
  * runs them (on a cuBLASLt candidate in a tuned graph, see rnn_cuda_call). */
 void rnn_cuda_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
                             int32_t b_layout, int64_t slices, int64_t m,

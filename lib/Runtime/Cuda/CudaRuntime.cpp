@@ -229,6 +229,17 @@ thread_local CUdeviceptr callWorkspace = 0;
 /// every launch, copy, fill and GEMM updates it.
 thread_local bool afterReducedPrecisionCublas = false;
 
+/// Whether this model call has issued work in plain stream order (a cuBLAS
+/// GEMM, a copy or fill, a kernel launched without programmatic dependent
+/// launch). Such work starts only once everything before it on the stream
+/// has completed, so from then on nothing issued before the call still
+/// runs. Until then, the preloaded partials GEMM, which reads its weights
+/// before it waits for the grid ahead, is launched in stream order itself:
+/// launched early right behind work from before the call (a kernel of ours
+/// that let it launch while it waited for whatever wrote those weights) it
+/// could read them too soon.
+thread_local bool orderedSinceCallStart = false;
+
 /// Whether this thread is capturing a call.
 thread_local bool capturingThisThread = false;
 /// Whether cuBLAS has run a GEMM on this thread outside a capture: its
@@ -296,6 +307,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
                                ? static_cast<size_t>(pinnedWorkspaceThisCall)
                                : 0;
   afterReducedPrecisionCublas = false;
+  orderedSinceCallStart = false;
 }
 
 RNN_EXPORT void rnn_cuda_release_graphs(const char *prefix, size_t size) {
@@ -317,6 +329,7 @@ namespace {
 /// Runs the model's function once; weights packed for its GEMMs live until
 /// its end.
 void runCall(void (*call)(void **), void **descriptors) {
+  orderedSinceCallStart = false;
   rnn::cuda::beginPackedWeightsCall(packedThisCall);
   // Where the pool cannot give the workspace, cuBLAS falls back to its own.
   CUdeviceptr workspace = 0;
@@ -695,6 +708,7 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   if (!function)
     return; // The missing kernel was recorded.
   if (!overlap) {
+    orderedSinceCallStart = true;
     check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
                          blockX, blockY, blockZ, sharedBytes,
                          static_cast<CUstream>(stream), params, extra),
@@ -790,6 +804,7 @@ RNN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
 
 RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
   afterReducedPrecisionCublas = false;
+  orderedSinceCallStart = true;
   check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                       reinterpret_cast<CUdeviceptr>(src), bytes,
                       static_cast<CUstream>(stream)),
@@ -799,6 +814,7 @@ RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
   afterReducedPrecisionCublas = false;
+  orderedSinceCallStart = true;
   check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                          static_cast<CUstream>(stream)),
         "cuMemsetD32Async");
@@ -807,6 +823,7 @@ RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
 RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
                              void *stream) {
   afterReducedPrecisionCublas = false;
+  orderedSinceCallStart = true;
   check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                          static_cast<unsigned short>(value), count,
                          static_cast<CUstream>(stream)),
@@ -856,6 +873,7 @@ cublasHandle_t threadHandle() {
 cublasHandle_t cublasForNextGemm(int32_t abDtype, int32_t cDtype) {
   afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
                                 cDtype == RNN_BF16 || cDtype == RNN_F16;
+  orderedSinceCallStart = true; // cuBLAS's kernels launch in stream order.
   cublasHandle_t handle = threadHandle();
   if (!handle) {
     record("cublasCreate failed");
@@ -1013,11 +1031,15 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
     return;
   }
   bool tf32 = (flags & 2) != 0, constantB = (flags & RNN_GEMM_B_CONSTANT) != 0;
+  // Launched early only behind work of this call (orderedSinceCallStart).
+  bool early = overlap && orderedSinceCallStart;
   if (preloadedThisCall && tf32 && constantB && abDtype == RNN_F32 &&
       cDtype == RNN_F32 &&
       rnn::cuda::tryPreloadedPartialsGemm(slices, m, n, k, a, lda, b, ldb, c,
-                                          ldc, overlap, currentStream))
+                                          ldc, early, currentStream)) {
+    orderedSinceCallStart = orderedSinceCallStart || !early;
     return;
+  }
   cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
   if (!handle)
     return;
