@@ -285,6 +285,8 @@ def cuda_runtime():
     lib.rnn_cuda_set_stream.argtypes = [ctypes.c_void_p]
     lib.rnn_cuda_gemm.argtypes = [ctypes.c_int32] * 3 + [ctypes.c_int64] * 9
     lib.rnn_cuda_gemm_partials.argtypes = [ctypes.c_int32] * 3 + [ctypes.c_int64] * 10
+    lib.mgpuMemset32.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t,
+                                 ctypes.c_void_p]
     lib.rnn_cuda_call.argtypes = [ctypes.c_void_p, CALL_FUNCTION, ctypes.c_void_p,
                                   ctypes.c_char_p, ctypes.c_size_t]
     lib.rnn_cuda_call.restype = ctypes.c_int32

@@ -135,8 +135,9 @@ def check_gemv_direct():
 def check_partials_direct():
     """rnn_cuda_gemm_partials with TF32 allowed and a constant B, each case
     with the preloaded kernel and without it (cuBLAS): every partial within
-    TF32 rounding of float64 both ways, and the two runs differ exactly
-    where the kernel is expected to run."""
+    TF32 rounding of float64 both ways, nothing written into the padding of
+    C's rows, and the two runs differ exactly where the kernel is expected
+    to run."""
     lib = cuda_runtime()
     stream = torch.cuda.current_stream().cuda_stream
     gen = torch.Generator(device="cuda").manual_seed(4)
@@ -160,6 +161,10 @@ def check_partials_direct():
 
             def partials():
                 lib.rnn_cuda_set_stream(stream)  # Reads the setting.
+                # A fill in stream order first, as a model call's projection
+                # GEMM comes first: the kernel is then launched early (it
+                # reads its weights before it waits for the fill).
+                lib.mgpuMemset32(c.data_ptr(), 0x7FC00000, c.numel(), stream)
                 # B is n x k, TF32 allowed, constant B, once per step.
                 lib.rnn_cuda_gemm_partials(0, 0, 2 | 8 | 16, slices, m, n, k,
                                            a.data_ptr(), lda, w.data_ptr(), ldw,
@@ -170,6 +175,8 @@ def check_partials_direct():
             if lib.rnn_cuda_take_error(message, len(message)):
                 errors.append(message.value.decode())
             results.append(c.view(slices, m, ldc)[:, :, :n].clone())
+            if not torch.isnan(c.view(slices, m, ldc)[:, :, n:]).all():
+                errors.append("wrote past column n")
         lib.rnn_cuda_set_stream(stream)
         errs = [rel_err(r.cpu().numpy(), expected.cpu().numpy()) for r in results]
         same = torch.equal(results[0], results[1])

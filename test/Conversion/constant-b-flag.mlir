@@ -4,7 +4,8 @@
 // constant-b-flag adds 8 (RNN_GEMM_B_CONSTANT) to b_layout when B is a
 // function argument, or a view of one, that nothing in the function writes:
 // the CUDA runtime then packs such a weight once per call. Each output is
-// zero-filled first, so the calls overwrite it (no accumulate bit).
+// zero-filled first, so the calls overwrite it (no accumulate bit). Only
+// functions that nothing in the module calls qualify.
 
 #in = affine_map<(b, n, k) -> (b, k)>
 #w = affine_map<(b, n, k) -> (n, k)>
@@ -153,5 +154,36 @@ func.func @computed_weight(%x: memref<?x3xf32>, %y: memref<?x8xf32>) {
     linalg.yield %s : f32
   }
   memref.dealloc %w : memref<8x3xf32>
+  return
+}
+
+// -----
+
+#in = affine_map<(b, n, k) -> (b, k)>
+#w = affine_map<(b, n, k) -> (n, k)>
+#out = affine_map<(b, n, k) -> (b, n)>
+
+// A function that another one calls: its caller may write the weight before
+// the call (here it fills it), so it is not constant for the model call.
+// CHECK-LABEL: func.func @called
+// CHECK: call @rnn_cuda_gemm(%{{[^,]*}}, %{{[^,]*}}, %c0_i32{{[_0-9]*}},
+// CHECK-LABEL: func.func @caller
+func.func @called(%x: memref<?x3xf32>, %w: memref<8x3xf32>, %y: memref<?x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<?x8xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x3xf32>, memref<8x3xf32>) outs(%y : memref<?x8xf32>)
+      attrs = {rnn.gemm_weight_layout = 0 : i32} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @caller(%x: memref<?x3xf32>, %w: memref<8x3xf32>, %y: memref<?x8xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%w : memref<8x3xf32>)
+  func.call @called(%x, %w, %y) : (memref<?x3xf32>, memref<8x3xf32>, memref<?x8xf32>) -> ()
   return
 }

@@ -118,7 +118,8 @@ void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  *
  * On sm_90 or later, f32 A, B and C with TF32 allowed, a constant B
  * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
- * values of K, 16-byte aligned A and B, and lda and ldb multiples of 4 run
+ * values of K (at most 65535 slices), n at most 2^30, 16-byte aligned A and
+ * B, lda and ldb multiples of 4 (and at least k), and ldc at least n run
  * on the runtime's own kernel: launched early (as rnn_cuda_overlap_next_launch
  * allows a kernel, and only once the model call has issued work in plain
  * stream order, such as a cuBLAS GEMM or a copy, so that nothing from before

@@ -490,9 +490,15 @@ struct ConvertMatmulToLibraryGemmPass
     // Decided before any call exists: the calls take addresses, which
     // isNeverWritten cannot follow.
     DenseSet<Value> constantArguments;
+    // Only functions that nothing in the module calls: a caller may write
+    // an argument before the call, and the CUDA runtime reads constant
+    // weights before it waits for the work ahead (the preloaded partials
+    // GEMM).
+    DenseSet<StringRef> called;
+    module.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
     if (constantBFlag)
       module.walk([&](func::FuncOp f) {
-        if (f.isExternal())
+        if (f.isExternal() || called.contains(f.getSymName()))
           return;
         for (BlockArgument argument : f.getArguments())
           if (isa<MemRefType>(argument.getType()) && isNeverWritten(argument))

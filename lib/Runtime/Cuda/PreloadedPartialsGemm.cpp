@@ -14,7 +14,8 @@ bool tryPreloadedPartialsGemm(int64_t slices, int64_t m, int64_t n, int64_t k,
   constexpr int64_t kGroupDepth = 128;
   if (slices < 1 || k % slices != 0 || m < 1 || m > kPreloadedMaxRows ||
       n < 1 || n > (int64_t{1} << 30) || ldc < n || a % 16 != 0 ||
-      b % 16 != 0 || lda % 4 != 0 || ldb % 4 != 0 || slices > kMaxGridY)
+      b % 16 != 0 || lda < k || ldb < k || lda % 4 != 0 || ldb % 4 != 0 ||
+      slices > kMaxGridY)
     return false;
   int64_t slice = k / slices;
   int size = 0; // Kernel `size` takes slices of 128 << size.

@@ -1,5 +1,4 @@
 //===- PreloadedPartialsGemm.h - Partials, weights first --------*- C++ -*-===//
-//-*-===//
 //
 // The K-split partials of recurrent products of at most 64 rows run on our
 // own kernel (PreloadedPartialsGemm.cu): launched early, it loads its
@@ -24,9 +23,10 @@ constexpr int64_t kPreloadedMaxRows = 64;
 /// change while the call runs (it is read before the grid ahead has ended).
 /// `dependentLaunch` launches it with programmatic stream serialization.
 /// Returns false, having done nothing, where cuBLAS is to run it: m over
-/// kPreloadedMaxRows, a slice (k / slices) other than 128, 256 or 512, A or
-/// B not 16-byte aligned, lda or ldb not a multiple of 4, n over 2^30, ldc
-/// under n, or no usable kernels (before sm_90). Returns true when it
+/// kPreloadedMaxRows, a slice (k / slices) other than 128, 256 or 512, more
+/// than 65535 slices, A or B not 16-byte aligned, lda or ldb under k or not
+/// a multiple of 4, n over 2^30, ldc under n, or no usable kernels (before
+/// sm_90). Returns true when it
 /// issued the GEMM or recorded why it could not (CudaErrors.h).
 bool tryPreloadedPartialsGemm(int64_t slices, int64_t m, int64_t n, int64_t k,
                               CUdeviceptr a, int64_t lda, CUdeviceptr b,
