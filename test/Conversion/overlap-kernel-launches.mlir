@@ -2,6 +2,7 @@
 // RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches --overlap-kernel-launches | FileCheck %s
 // RUN: rnn-opt %s --split-input-file --overlap-kernel-launches="function=my_hook" | FileCheck %s --check-prefix=HOOK
 // RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches="let-dependents-launch=false" | FileCheck %s --check-prefix=NOTRIGGER
+// RUN: rnn-opt %s --split-input-file --verify-diagnostics --overlap-kernel-launches="let-dependents-launch=false" --overlap-kernel-launches="let-dependents-launch=false" | FileCheck %s --check-prefix=NOTRIGGER
 
 // Every launch, guarded or not, inside a loop or not, first lets the grid
 // behind it launch, then waits for the grids ahead of it, and the host
