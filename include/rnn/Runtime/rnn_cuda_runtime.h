@@ -50,8 +50,10 @@ int32_t rnn_cuda_take_error(char *buffer, size_t size);
  * each of the first four algorithms of cuBLASLt's heuristic and replayed in
  * alternation with it; cuBLAS's own pick stays unless one is more than 1%
  * faster. RNN_CUDA_GEMM_CANDIDATE=K (0-3) pins candidate K (-1: cuBLAS's
- * pick); calls without a graph use cuBLAS's pick unless pinned. Returns 1 if
- * a CUDA error was recorded (read it with rnn_cuda_take_error). */
+ * pick); calls without a graph use cuBLAS's pick unless pinned. Other
+ * threads' calls go on while a call is captured and tuned; one with the same
+ * key meanwhile runs directly. Returns 1 if a CUDA error was recorded (read
+ * it with rnn_cuda_take_error). */
 int32_t rnn_cuda_call(void *stream, void (*call)(void **), void **descriptors,
                       const char *key, size_t key_size);
 

@@ -125,11 +125,29 @@ struct CallGraph {
   std::string key;
   int calls = 0;
   CUgraphExec exec = nullptr;
+  /// A thread is capturing and tuning this call (without the mutex).
+  bool capturing = false;
 };
 
 std::mutex graphMutex;
 std::list<CallGraph> graphs; // Most recently used first.
 constexpr size_t kMaxGraphs = 32;
+
+/// Past kMaxGraphs, drops the least recently used graph that no thread is
+/// capturing (graphMutex held).
+void evictOldestGraph() {
+  if (graphs.size() <= kMaxGraphs)
+    return;
+  for (auto it = graphs.end(); it != graphs.begin();) {
+    --it;
+    if (it->capturing)
+      continue;
+    if (it->exec)
+      cuGraphExecDestroy(it->exec);
+    graphs.erase(it);
+    return;
+  }
+}
 
 /// Read once per model call (not cached for the process), so that a
 /// benchmark can compare both settings in one process; graphs captured
@@ -592,12 +610,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     ++it;
   if (it == graphs.end()) {
     graphs.push_front(CallGraph{id});
-    if (graphs.size() > kMaxGraphs) {
-      if (graphs.back().exec)
-        cuGraphExecDestroy(graphs.back().exec);
-      graphs.pop_back();
-    }
     it = graphs.begin();
+    evictOldestGraph();
   } else {
     graphs.splice(graphs.begin(), graphs, it);
     it = graphs.begin();
@@ -606,6 +620,12 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   if (entry.exec) {
     check(cuGraphLaunch(entry.exec, static_cast<CUstream>(stream)),
           "cuGraphLaunch");
+    return threadError.empty() ? 0 : 1;
+  }
+  // Another thread is capturing this very call: run it directly meanwhile.
+  if (entry.capturing) {
+    lock.unlock();
+    runCall(call, descriptors);
     return threadError.empty() ? 0 : 1;
   }
   // Until cuBLAS has run on this thread, a call runs once directly before
@@ -629,13 +649,29 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
                                              0x20;
                                     })) +
       settings;
-  entry.exec = pinnedWorkspaceThisCall >= 0
-                   ? captureCall(cuStream, call, descriptors,
-                                 workspaceBytesThisCall, label)
-                   : tunedCall(cuStream, call, descriptors, label);
-  if (!entry.exec)
+  // Capturing and tuning take up to ~10 captures and their timed replays:
+  // other threads' calls go on meanwhile (captures are thread-local).
+  entry.capturing = true;
+  lock.unlock();
+  CUgraphExec exec = pinnedWorkspaceThisCall >= 0
+                         ? captureCall(cuStream, call, descriptors,
+                                       workspaceBytesThisCall, label)
+                         : tunedCall(cuStream, call, descriptors, label);
+  lock.lock();
+  // Eviction skips the entry while it is captured; only
+  // rnn_cuda_release_graphs (the model unloaded meanwhile) removes it.
+  it = graphs.begin();
+  while (it != graphs.end() && !(it->key == id && it->capturing))
+    ++it;
+  if (it != graphs.end())
+    it->capturing = false;
+  if (!exec)
     return 1;
-  check(cuGraphLaunch(entry.exec, cuStream), "cuGraphLaunch");
+  check(cuGraphLaunch(exec, cuStream), "cuGraphLaunch");
+  if (it != graphs.end())
+    it->exec = exec;
+  else
+    cuGraphExecDestroy(exec); // Freed once the launch completes.
   return threadError.empty() ? 0 : 1;
 }
 
