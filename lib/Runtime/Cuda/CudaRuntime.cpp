@@ -149,40 +149,24 @@ void evictOldestGraph() {
   }
 }
 
-/// Read once per model call (not cached for the process), so that a
-/// benchmark can compare both settings in one process; graphs captured
-/// under each are kept apart.
-bool dependentLaunchEnabled() {
-  const char *value = getenv("RNN_CUDA_OVERLAP_LAUNCHES");
+/// Whether the on/off setting `variable` is on (anything but "0"; unset is
+/// on). The per-call settings below are read at every model call (not
+/// cached for the process), so that a benchmark can compare both values in
+/// one process; graphs captured under each are kept apart.
+bool settingOn(const char *variable) {
+  const char *value = getenv(variable);
   return !value || std::strcmp(value, "0") != 0;
 }
 
-/// The setting for the calling thread's current model call.
+/// The calling thread's settings for its current model call:
+/// RNN_CUDA_OVERLAP_LAUNCHES=0 launches every kernel in stream order;
+/// RNN_CUDA_PACKED_GEMM=0 keeps the GEMMs on weights too large for L2 off
+/// the packed kernel (PackedGemm.h); RNN_CUDA_GEMV=0 runs GEMMs of few rows
+/// on cuBLAS too (SmallBatchGemv.h); RNN_CUDA_PRELOADED_GEMM=0 runs the
+/// K-split partials on cuBLAS too (PreloadedPartialsGemm.h).
 thread_local bool overlapThisCall = true;
-
-/// RNN_CUDA_PACKED_GEMM=0 keeps the GEMMs on weights too large for L2 off the
-/// packed kernel (PackedGemm.h); read per call like
-/// RNN_CUDA_OVERLAP_LAUNCHES.
-bool packedGemmEnabled() {
-  const char *value = getenv("RNN_CUDA_PACKED_GEMM");
-  return !value || std::strcmp(value, "0") != 0;
-}
 thread_local bool packedThisCall = true;
-
-/// RNN_CUDA_GEMV=0 runs GEMMs of few rows on cuBLAS too (SmallBatchGemv.h);
-/// read per call like RNN_CUDA_OVERLAP_LAUNCHES.
-bool gemvEnabled() {
-  const char *value = getenv("RNN_CUDA_GEMV");
-  return !value || std::strcmp(value, "0") != 0;
-}
 thread_local bool gemvThisCall = true;
-
-/// RNN_CUDA_PRELOADED_GEMM=0 runs the K-split partials on cuBLAS too
-/// (PreloadedPartialsGemm.h); read per call like RNN_CUDA_OVERLAP_LAUNCHES.
-bool preloadedGemmEnabled() {
-  const char *value = getenv("RNN_CUDA_PRELOADED_GEMM");
-  return !value || std::strcmp(value, "0") != 0;
-}
 thread_local bool preloadedThisCall = true;
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
@@ -314,10 +298,10 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   // The settings are read here, so that every model call (which sets its
   // stream first) and any direct use of rnn_cuda_gemm after setting a
   // stream see the environment as it is then.
-  overlapThisCall = dependentLaunchEnabled();
-  packedThisCall = packedGemmEnabled();
-  gemvThisCall = gemvEnabled();
-  preloadedThisCall = preloadedGemmEnabled();
+  overlapThisCall = settingOn("RNN_CUDA_OVERLAP_LAUNCHES");
+  packedThisCall = settingOn("RNN_CUDA_PACKED_GEMM");
+  gemvThisCall = settingOn("RNN_CUDA_GEMV");
+  preloadedThisCall = settingOn("RNN_CUDA_PRELOADED_GEMM");
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);
@@ -838,9 +822,18 @@ RNN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
           "cuMemFreeAsync");
 }
 
-RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+namespace {
+
+/// A copy or fill on the call's stream runs in stream order and is no GEMM.
+void beforeCopyOrFill() {
   afterReducedPrecisionCublas = false;
   orderedSinceCallStart = true;
+}
+
+} // namespace
+
+RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  beforeCopyOrFill();
   check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                       reinterpret_cast<CUdeviceptr>(src), bytes,
                       static_cast<CUstream>(stream)),
@@ -849,8 +842,7 @@ RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 
 RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
-  afterReducedPrecisionCublas = false;
-  orderedSinceCallStart = true;
+  beforeCopyOrFill();
   check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                          static_cast<CUstream>(stream)),
         "cuMemsetD32Async");
@@ -858,8 +850,7 @@ RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
 
 RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
                              void *stream) {
-  afterReducedPrecisionCublas = false;
-  orderedSinceCallStart = true;
+  beforeCopyOrFill();
   check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                          static_cast<unsigned short>(value), count,
                          static_cast<CUstream>(stream)),
