@@ -23,7 +23,14 @@
 //                            only 30 of the 32 fit at once);
 //  by quarters               one mbarrier per K quarter (1 KiB copies), each
 //                            warp starting on its own quarter;
-//  flags                     the grid barrier as one flag per block.
+//  flags                     the grid barrier as one flag per block;
+//  lean release              h multicast, b_hn read once into shared memory,
+//                            the quarters' sums stored batch-major (the
+//                            pointwise step reads them without bank
+//                            conflicts), and the step released by one
+//                            red.release.gpu instead of a fence and an atomic;
+//  by row tiles              lean, with one mbarrier per 8 batch rows of h and
+//                            the product tile by tile as they arrive.
 // Phases of one step (globaltimer, blocks 0 and 77, steps 10-49): waiting at
 // the barrier, staging h, the product and the quarters' sums, the pointwise
 // step and the release. Outputs of all 50 steps against the per-step path's.
@@ -141,7 +148,8 @@ persistentGru(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv_bfl
 // that shared memory can take all of h_{t-1} at once (every load in flight
 // together) and the four K quarters' sums meet in shared memory.
 constexpr int kFullLd = H + 8;
-constexpr size_t kRegSmem = (size_t)B * kFullLd * 2 + 4 * 48 * B * 4 + 48 * B * 4;
+constexpr int kSumsLd = 49;  // kLean: the quarters' sums batch-major, rows padded (the pointwise reads them unit by unit)
+constexpr size_t kRegSmem = (size_t)B * kFullLd * 2 + 4 * B * kSumsLd * 4 + 48 * B * 4;
 __device__ __forceinline__ unsigned long long nowNs() { unsigned long long v; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(v)); return v; }
 // Block `probeBlock`'s thread 0 writes the time of each phase boundary of each
 // step to probe[step][5] (barrier start, barrier passed, h staged, product done, step done).
@@ -153,7 +161,11 @@ __device__ int probeBlock = -1;
 // quarter of h as soon as that quarter is in. kFlags: the grid barrier as one
 // flag per block (a release store; waiters poll all 128 flags) instead of one
 // counter that every block adds to.
-template <int kCluster, bool kQuarters = false, bool kFlags = false>
+// kLean: b_hn read once into shared memory, and the release a single
+// red.release.gpu instead of a fence and an atomic add.
+// kRowTiles: one mbarrier per n8 tile of batch rows (8 rows of h), the product
+// tile by tile, so that it starts once the first 8 rows are in.
+template <int kCluster, bool kQuarters = false, bool kFlags = false, bool kLean = false, bool kRowTiles = false>
 __global__ void __launch_bounds__(kThreads, 1)
 persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv_bfloat16 *hbuf,
                   __nv_bfloat16 *ys, unsigned *counter, unsigned base, int steps) {
@@ -161,9 +173,14 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
   extern __shared__ float4 smem4[];
   auto *hs = reinterpret_cast<__nv_bfloat16 *>(smem4);                                   // [B][kFullLd]
   float *sums = reinterpret_cast<float *>(reinterpret_cast<char *>(smem4) + (size_t)B * kFullLd * 2);  // [4][48][B]
-  float *xs = sums + 4 * 48 * B;  // [B][48]: the step's projection for the block's columns, prefetched
+  float *xs = sums + 4 * B * kSumsLd;  // [B][48]: the step's projection for the block's columns, prefetched
+  // Where (row, batch) of a quarter's sums lives, and the quarters' stride.
+  auto sumAt = [](int row, int b) { return kLean ? b * kSumsLd + row : row * B + b; };
+  constexpr int kQuarterStride = kLean ? B * kSumsLd : 48 * B;
   __shared__ __align__(8) unsigned long long stagedQ[4];  // mbarriers of the multicast staging (one, or one per quarter)
   unsigned long long &staged = stagedQ[0];
+  __shared__ float bhnBlock[16];
+  if (threadIdx.x < 16) bhnBlock[threadIdx.x] = bhn[blockIdx.x * 16 + threadIdx.x];  // Read after the first step's barriers.
   unsigned *flags = counter + 1;  // kFlags: [kBlocks] after the counter
   unsigned rank = 0;
   if constexpr (kCluster > 1) {
@@ -210,7 +227,18 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
       __syncthreads();
     }
     if (probing) probe[step][1] = nowNs();
-    if constexpr (kCluster > 1 && kQuarters) {
+    if constexpr (kCluster > 1 && kRowTiles) {
+      // Batch rows by n8 tiles, each tile on its own mbarrier (waited for in the product).
+      if (tid == 0) {
+        for (int nt = 0; nt < 4; ++nt) {
+          asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem32(&stagedQ[nt])), "r"(8 * H * 2) : "memory");
+          for (int row = 8 * nt + (int)rank; row < 8 * nt + 8; row += kCluster)
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;"
+                         ::"r"(smem32(hs + row * kFullLd)), "l"(hPrev + (size_t)row * H), "r"(H * 2), "r"(smem32(&stagedQ[nt])),
+                         "h"((unsigned short)((1 << kCluster) - 1)) : "memory");
+        }
+      }
+    } else if constexpr (kCluster > 1 && kQuarters) {
       // Quarter by quarter, each on its own mbarrier; a warp waits for its own.
       if (tid == 0) {
         for (int q = 0; q < 4; ++q) {
@@ -255,6 +283,24 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
     if (probing) probe[step][2] = nowNs();
     float acc[4][4] = {};
     const __nv_bfloat16 *bBase = hs + (lane % 8) * kFullLd + 512 * quarter + 8 * ((lane / 8) % 2);
+    if constexpr (kRowTiles) {
+#pragma unroll
+      for (int nt = 0; nt < 4; ++nt) {
+        unsigned done = 0;
+        while (!done)
+          asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                       : "=r"(done) : "r"(smem32(&stagedQ[nt])), "r"(step & 1) : "memory");
+#pragma unroll
+        for (int kk = 0; kk < 32; ++kk) {
+          unsigned b0, b1;
+          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(b0), "=r"(b1) : "r"(smem32(bBase + nt * 8 * kFullLd + 16 * kk)));
+          asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                       : "+f"(acc[nt][0]), "+f"(acc[nt][1]), "+f"(acc[nt][2]), "+f"(acc[nt][3])
+                       : "r"(wr[kk][0]), "r"(wr[kk][1]), "r"(wr[kk][2]), "r"(wr[kk][3]), "r"(b0), "r"(b1));
+        }
+      }
+      asm volatile("cp.async.wait_group 0;" ::: "memory");  // The projection prefetch.
+    } else
 #pragma unroll
     for (int kk = 0; kk < 32; ++kk)
 #pragma unroll
@@ -269,22 +315,22 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
       asm volatile("cp.async.wait_group 0;" ::: "memory");  // The projection prefetch.
       // Every quarter is in (each was waited for by its warps before the barrier below) before the pointwise reads h.
     }
-    float *mine = sums + quarter * 48 * B;
+    float *mine = sums + quarter * kQuarterStride;
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt) {
-      mine[(gate * 16 + g) * B + nt * 8 + 2 * t] = acc[nt][0];
-      mine[(gate * 16 + g) * B + nt * 8 + 2 * t + 1] = acc[nt][1];
-      mine[(gate * 16 + g + 8) * B + nt * 8 + 2 * t] = acc[nt][2];
-      mine[(gate * 16 + g + 8) * B + nt * 8 + 2 * t + 1] = acc[nt][3];
+      mine[sumAt(gate * 16 + g, nt * 8 + 2 * t)] = acc[nt][0];
+      mine[sumAt(gate * 16 + g, nt * 8 + 2 * t + 1)] = acc[nt][1];
+      mine[sumAt(gate * 16 + g + 8, nt * 8 + 2 * t)] = acc[nt][2];
+      mine[sumAt(gate * 16 + g + 8, nt * 8 + 2 * t + 1)] = acc[nt][3];
     }
     __syncthreads();
     if (probing) probe[step][3] = nowNs();
-    auto gateSum = [&](int row, int b) { return sums[row * B + b] + sums[48 * B + row * B + b] + sums[2 * 48 * B + row * B + b] + sums[3 * 48 * B + row * B + b]; };
+    auto gateSum = [&](int row, int b) { int i = sumAt(row, b); return sums[i] + sums[kQuarterStride + i] + sums[2 * kQuarterStride + i] + sums[3 * kQuarterStride + i]; };
     for (int p = tid; p < 16 * B; p += kThreads) {
       int unit = p % 16, b = p / 16, j = unit0 + unit;
       float r = sig(xs[b * 48 + unit] + gateSum(unit, b));
       float z = sig(xs[b * 48 + 16 + unit] + gateSum(16 + unit, b));
-      float n = tanhf(xs[b * 48 + 32 + unit] + r * (gateSum(32 + unit, b) + bhn[j]));
+      float n = tanhf(xs[b * 48 + 32 + unit] + r * (gateSum(32 + unit, b) + (kLean ? bhnBlock[unit] : bhn[j])));
       float h = __bfloat162float(hs[b * kFullLd + j]);
       __nv_bfloat16 out = __float2bfloat16((1 - z) * n + z * h);
       hNext[(size_t)b * H + j] = out;
@@ -293,6 +339,8 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
     __syncthreads();
     if constexpr (kFlags) {
       if (tid == 0) asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flags + blockIdx.x), "r"(base / kBlocks + step + 1) : "memory");
+    } else if (kLean) {
+      if (tid == 0) asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
     } else if (tid == 0) { __threadfence(); atomicAdd(counter, 1u); }
     if (probing) probe[step][4] = nowNs();
   }
@@ -342,6 +390,8 @@ int main() {
   CK(cudaFuncSetAttribute(persistentGruRegs<kMulticast>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   CK(cudaFuncSetAttribute(persistentGruRegs<kMulticast, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kRegSmem));
   CK(cudaFuncSetAttribute(persistentGruRegs<kMulticast, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kRegSmem));
+  CK(cudaFuncSetAttribute(persistentGruRegs<kMulticast, false, false, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kRegSmem));
+  CK(cudaFuncSetAttribute(persistentGruRegs<kMulticast, false, false, true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kRegSmem));
   {
     cudaLaunchConfig_t cfg = {}; cfg.gridDim = kBlocks; cfg.blockDim = kThreads; cfg.dynamicSmemBytes = kRegSmem;
     cudaLaunchAttribute at; at.id = cudaLaunchAttributeClusterDimension; at.val.clusterDim.x = kMulticast; at.val.clusterDim.y = 1; at.val.clusterDim.z = 1;
@@ -368,7 +418,7 @@ int main() {
                   (const float *)bhn, hp, hn, ysA + (size_t)step * B * H);
     } };
   unsigned launches = 0;  // Persistent calls so far: the counter's base.
-  bool inRegisters = false; int cluster = 1, pipelining = 0;  // 1: quarters, 2: quarters and flags
+  bool inRegisters = false; int cluster = 1, pipelining = 0;  // 1: quarters, 2: quarters and flags, 3: lean release, 4: lean, by row tiles
   auto persistent = [&] {
     CK(cudaMemcpyAsync(hB, h0, 2 * B * H, cudaMemcpyDeviceToDevice, s));
     unsigned base = launches * kBlocks * T;
@@ -380,7 +430,7 @@ int main() {
       cudaLaunchConfig_t cfg = {}; cfg.gridDim = kBlocks; cfg.blockDim = kThreads; cfg.dynamicSmemBytes = kRegSmem; cfg.stream = s;
       cudaLaunchAttribute at; at.id = cudaLaunchAttributeClusterDimension; at.val.clusterDim.x = kMulticast; at.val.clusterDim.y = 1; at.val.clusterDim.z = 1;
       cfg.attrs = &at; cfg.numAttrs = 1;
-      const void *kernel = pipelining == 2 ? (const void *)persistentGruRegs<kMulticast, true, true>
+      const void *kernel = pipelining == 4 ? (const void *)persistentGruRegs<kMulticast, false, false, true, true> : pipelining == 3 ? (const void *)persistentGruRegs<kMulticast, false, false, true> : pipelining == 2 ? (const void *)persistentGruRegs<kMulticast, true, true>
                          : pipelining == 1 ? (const void *)persistentGruRegs<kMulticast, true> : (const void *)persistentGruRegs<kMulticast>;
       CK(cudaLaunchKernelExC(&cfg, kernel, args));
     } else if (inRegisters) CK(cudaLaunchCooperativeKernel((void *)persistentGruRegs<1>, kBlocks, kThreads, args, kRegSmem, s));
@@ -398,13 +448,14 @@ int main() {
     inRegisters = false; float b = timePersistent();
     inRegisters = true; float c = timePersistent();
     cluster = kMulticast; float d = timePersistent();
-    pipelining = 1; float e = timePersistent(); pipelining = 2; float f = timePersistent(); pipelining = 0; cluster = 1;
+    pipelining = 1; float e = timePersistent(); pipelining = 2; float f = timePersistent();
+    pipelining = 3; float l = timePersistent(); pipelining = 4; float rt = timePersistent(); pipelining = 0; cluster = 1;
     printf("round %d, us per step: per-step path (cuBLAS GEMM + kernel, graph) %.2f; persistent: weights in shared memory %.2f, in registers %.2f, "
-           "and h multicast in clusters of %d %.2f, and by quarters %.2f, and flags %.2f\n", round, a, b, c, kMulticast, d, e, f);
+           "and h multicast in clusters of %d %.2f, and by quarters %.2f, and flags %.2f; multicast with the lean release %.2f, and by row tiles %.2f\n", round, a, b, c, kMulticast, d, e, f, l, rt);
   }
   // Where a step of the register variant goes: phases of block 0 and block 77, steps 10..49.
-  for (int run = 0; run < 8; ++run) {
-    int pb = run % 2 ? 77 : 0; cluster = run < 2 ? 1 : kMulticast; pipelining = run < 4 ? 0 : run < 6 ? 1 : 2;
+  for (int run = 0; run < 12; ++run) {
+    int pb = run % 2 ? 77 : 0; cluster = run < 2 ? 1 : kMulticast; pipelining = run < 4 ? 0 : run < 6 ? 1 : run < 8 ? 2 : run < 10 ? 3 : 4;
     CK(cudaMemcpyToSymbol(probeBlock, &pb, sizeof pb));
     inRegisters = true; persistent(); CK(cudaStreamSynchronize(s));
     unsigned long long pr[64][5]; CK(cudaMemcpyFromSymbol(pr, probe, sizeof pr));
@@ -415,7 +466,7 @@ int main() {
     int off = -1; CK(cudaMemcpyToSymbol(probeBlock, &off, sizeof off));
   }
   cluster = 1; pipelining = 0;
-  for (int variant = 0; variant < 5; ++variant) {
+  for (int variant = 0; variant < 7; ++variant) {
   inRegisters = variant >= 1; cluster = variant >= 2 ? kMulticast : 1; pipelining = variant >= 3 ? variant - 2 : 0;
   CK(cudaGraphLaunch(graph, s)); persistent(); CK(cudaStreamSynchronize(s));
   // Outputs of all T steps, bf16, against the per-step path's.
@@ -426,7 +477,7 @@ int main() {
   size_t differing = 0;
   for (size_t i = 0; i < ya.size(); ++i) differing += __bfloat162float(ya[i]) != __bfloat162float(yb[i]);
   printf("outputs of %d steps, persistent (weights in %s) against per-step: max abs diff %.3e (max |y| %.3e), %zu of %zu values differ\n", T,
-         !inRegisters ? "shared memory" : cluster == 1 ? "registers" : pipelining == 0 ? "registers, h multicast" : pipelining == 1 ? "registers, h multicast by quarters" : "registers, h multicast by quarters, flags", d, m, differing, ya.size());
+         !inRegisters ? "shared memory" : cluster == 1 ? "registers" : pipelining == 0 ? "registers, h multicast" : pipelining == 1 ? "registers, h multicast by quarters" : pipelining == 2 ? "registers, h multicast by quarters, flags" : pipelining == 3 ? "registers, h multicast, lean release" : "registers, h multicast by row tiles, lean release", d, m, differing, ya.size());
   }
   return 0;
 }
