@@ -46,6 +46,7 @@
 #include <vector>
 #include "../../lib/Runtime/Cuda/PreloadedPartialsGemm.cu"
 #include "step_harness.cuh"
+#include "persistent_step.cuh"
 
 constexpr int B = 32, H = 2048, G = 3 * H, T = 50;
 constexpr int kBlocks = H / 16, kThreads = 384;          // 12 warps
@@ -55,10 +56,6 @@ constexpr int kWeightLd = H + 8, kHLd = kChunk + 8;      // padded rows (bf16): 
 constexpr size_t kWeightBytes = 48 * kWeightLd * 2, kStageBytes = B * kHLd * 2;
 constexpr size_t kSmem = kWeightBytes + 2 * kStageBytes;
 
-__device__ __forceinline__ unsigned smem32(const void *p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void copy16(void *dst, const void *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem32(dst)), "l"(src));
-}
 
 // One step of h_{t-1} -> h_t for the block's 16 units; `counter` counts
 // blocks done with each step (never reset: the targets count on).
@@ -150,7 +147,6 @@ persistentGru(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv_bfl
 constexpr int kFullLd = H + 8;
 constexpr int kSumsLd = 49;  // kLean: the quarters' sums batch-major, rows padded (the pointwise reads them unit by unit)
 constexpr size_t kRegSmem = (size_t)B * kFullLd * 2 + 4 * B * kSumsLd * 4 + 48 * B * 4;
-__device__ __forceinline__ unsigned long long nowNs() { unsigned long long v; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(v)); return v; }
 // Block `probeBlock`'s thread 0 writes the time of each phase boundary of each
 // step to probe[step][5] (barrier start, barrier passed, h staged, product done, step done).
 __device__ unsigned long long probe[64][5];
@@ -362,10 +358,6 @@ __global__ void gruStep(const float *gh, const float *x, const float *bhn, const
   hNext[i] = out;
   y[i] = out;
 }
-__global__ void toBf16(const float *src, __nv_bfloat16 *dst, size_t n) {
-  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  if (i < n) dst[i] = __float2bfloat16(src[i]);
-}
 
 int main() {
   cublasHandle_t hd; CK(cublasCreate(&hd));
@@ -438,11 +430,7 @@ int main() {
     ++launches; };
   cudaGraphExec_t graph = captureGraph(s, perStep);
   // Each persistent call timed with events around it (one launch; no graph).
-  auto timePersistent = [&] {
-    cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1); std::vector<float> ts;
-    for (int r = 0; r < 25; ++r) { cudaEventRecord(e0, s); persistent(); cudaEventRecord(e1, s); cudaEventSynchronize(e1);
-      float ms; cudaEventElapsedTime(&ms, e0, e1); if (r >= 5) ts.push_back(ms); }
-    std::sort(ts.begin(), ts.end()); return 1000 * ts[ts.size() / 2] / T; };
+  auto timePersistent = [&] { return usPerStepOf(s, persistent, T); };
   for (int round = 0; round < 3; ++round) {
     float a = usPerStep(graph, s, T);
     inRegisters = false; float b = timePersistent();

@@ -114,15 +114,17 @@ cudaGraphExec_t captureGraph(cudaStream_t s, Steps steps) {
   return ge;
 }
 
-// µs per step of a graph of `steps` steps: median of 20 replays after 5, timed with events.
-inline float usPerStep(cudaGraphExec_t ge, cudaStream_t s, int steps) {
+// µs per step of `call()` (work for `steps` steps on `s`, launched directly):
+// median of 20 calls after 5, timed with events.
+template <typename Call>
+float usPerStepOf(cudaStream_t s, Call call, int steps) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   std::vector<float> ts;
   for (int r = 0; r < 25; ++r) {
     cudaEventRecord(e0, s);
-    cudaGraphLaunch(ge, s);
+    call();
     cudaEventRecord(e1, s);
     cudaEventSynchronize(e1);
     float ms;
@@ -133,6 +135,11 @@ inline float usPerStep(cudaGraphExec_t ge, cudaStream_t s, int steps) {
   cudaEventDestroy(e1);
   std::sort(ts.begin(), ts.end());
   return 1000 * ts[ts.size() / 2] / steps;
+}
+
+// µs per step of a graph of `steps` steps.
+inline float usPerStep(cudaGraphExec_t ge, cudaStream_t s, int steps) {
+  return usPerStepOf(s, [&] { cudaGraphLaunch(ge, s); }, steps);
 }
 
 // (max |ref - got|, max |ref|) over n device floats.
