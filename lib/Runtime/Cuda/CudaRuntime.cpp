@@ -825,7 +825,10 @@ RNN_EXPORT void mgpuMemFree(void *pointer, void *stream) {
 namespace {
 
 /// A copy or fill on the call's stream runs in stream order and is no GEMM.
-void beforeCopyOrFill() {
+/// One of zero bytes may enqueue nothing at all, so it changes neither.
+void beforeCopyOrFill(size_t bytes) {
+  if (bytes == 0)
+    return;
   afterReducedPrecisionCublas = false;
   orderedSinceCallStart = true;
 }
@@ -833,7 +836,7 @@ void beforeCopyOrFill() {
 } // namespace
 
 RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
-  beforeCopyOrFill();
+  beforeCopyOrFill(bytes);
   check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                       reinterpret_cast<CUdeviceptr>(src), bytes,
                       static_cast<CUstream>(stream)),
@@ -842,7 +845,7 @@ RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 
 RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
-  beforeCopyOrFill();
+  beforeCopyOrFill(count * sizeof(uint32_t));
   check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                          static_cast<CUstream>(stream)),
         "cuMemsetD32Async");
@@ -850,7 +853,7 @@ RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
 
 RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
                              void *stream) {
-  beforeCopyOrFill();
+  beforeCopyOrFill(count * sizeof(int16_t));
   check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                          static_cast<unsigned short>(value), count,
                          static_cast<CUstream>(stream)),
