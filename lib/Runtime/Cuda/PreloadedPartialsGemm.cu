@@ -138,32 +138,37 @@ __device__ void preloadedPartials(const float *a, int64_t lda, const float *w,
   }
 
   if constexpr (kGroups > 1) {
-    // Groups 1.. hand their sums to group 0 through the staging buffer.
-    float *sums = staged; // [kGroups - 1][kRows][kColumns]
+    // Groups 1.. hand their sums to group 0 through the staging buffer. Rows
+    // of kColumns + 4: lane (g, t) writes row 2t + ..., column g + ..., and
+    // with 64 the four values of t would fall on one bank.
+    constexpr int kSumsStride = kColumns + 4;
+    float *sums = staged; // [kGroups - 1][kRows][kSumsStride]
+    static_assert((kGroups - 1) * kRows * kSumsStride <= kRows * kStride,
+                  "the sums fit in the staging buffer");
     __syncthreads();
     if (group > 0) {
-      float *mine = sums + (group - 1) * kRows * kColumns;
+      float *mine = sums + (group - 1) * kRows * kSumsStride;
 #pragma unroll
       for (int j = 0; j < kRows / 8; ++j) {
         int row = 8 * j + 2 * t, col = 16 * warp + g;
-        mine[row * kColumns + col] = acc[j][0];
-        mine[(row + 1) * kColumns + col] = acc[j][1];
-        mine[row * kColumns + col + 8] = acc[j][2];
-        mine[(row + 1) * kColumns + col + 8] = acc[j][3];
+        mine[row * kSumsStride + col] = acc[j][0];
+        mine[(row + 1) * kSumsStride + col] = acc[j][1];
+        mine[row * kSumsStride + col + 8] = acc[j][2];
+        mine[(row + 1) * kSumsStride + col + 8] = acc[j][3];
       }
     }
     __syncthreads();
     if (group > 0)
       return;
     for (int other = 0; other < kGroups - 1; ++other) {
-      const float *theirs = sums + other * kRows * kColumns;
+      const float *theirs = sums + other * kRows * kSumsStride;
 #pragma unroll
       for (int j = 0; j < kRows / 8; ++j) {
         int row = 8 * j + 2 * t, col = 16 * warp + g;
-        acc[j][0] += theirs[row * kColumns + col];
-        acc[j][1] += theirs[(row + 1) * kColumns + col];
-        acc[j][2] += theirs[row * kColumns + col + 8];
-        acc[j][3] += theirs[(row + 1) * kColumns + col + 8];
+        acc[j][0] += theirs[row * kSumsStride + col];
+        acc[j][1] += theirs[(row + 1) * kSumsStride + col];
+        acc[j][2] += theirs[row * kSumsStride + col + 8];
+        acc[j][3] += theirs[(row + 1) * kSumsStride + col + 8];
       }
     }
   }
