@@ -137,6 +137,12 @@ def with_setting(fn, name, value):
     return call
 
 
+def without_graphs(fn):
+    """fn with the model call run directly, kernel by kernel, instead of
+    captured into a CUDA graph and replayed."""
+    return with_setting(fn, "RNN_CUDA_GRAPHS", "0")
+
+
 def without_overlap(fn):
     """fn with our kernels launched only after the work ahead of them has
     finished (no programmatic dependent launch)."""
@@ -164,8 +170,9 @@ def check_zoo(model_dir, report):
 def check_two_stage_wide(model_dir, report):
     """The two-stage cells at the benchmark's width (I = H = 1024, B = 64,
     where their recurrent products take K-split partials summed by the step
-    kernel) against float64 numpy: a direct call on the default stream, then
-    three on a side stream (direct, captured and tuned, replayed)."""
+    kernel) against float64 numpy: a direct call (no graph) and a call on the
+    legacy default stream (captured and tuned on the runtime's own stream),
+    then three on a side stream (replays of that graph)."""
     from test_dsl_zoo import ZOO  # the reference and its parameter order
     T, B = 16, 64
     print(f"== correctness: two-stage zoo cells at I=H=1024 vs float64 numpy (T={T}, B={B})")
@@ -181,9 +188,12 @@ def check_two_stage_wide(model_dir, report):
         errs = []
         outs = model.outputs("forward", args)
         with torch.no_grad():
-            model("forward", args, outs)
-            torch.cuda.synchronize()
-            errs.append(max(rel_err(o.cpu().numpy(), r) for o, r in zip(outs, refs)))
+            for run in (without_graphs(lambda: model("forward", args, outs)),
+                        lambda: model("forward", args, outs)):
+                outs[0].fill_(float("nan"))
+                run()
+                torch.cuda.synchronize()
+                errs.append(max(rel_err(o.cpu().numpy(), r) for o, r in zip(outs, refs)))
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -196,6 +206,46 @@ def check_two_stage_wide(model_dir, report):
               f"{', '.join(f'{e:.1e}' for e in errs)}) {'ok' if ok else 'FAIL'}")
         report.append({"check": "two_stage_h1024", "cell": cell, "rel_err": max(errs),
                        "per_call": errs, "ok": ok})
+
+
+def check_default_stream_order(model_dir, report):
+    """Calls on the legacy default stream are captured and replayed on the
+    runtime's own stream, ordered by events: each of 6 calls follows an
+    in-place change of its input on the default stream and is followed by a
+    copy of its output there, with no synchronisation in between. The copies
+    must equal direct calls (no graph) on the same inputs."""
+    path = os.path.join(model_dir, "lstm_I1024_H1024.so")
+    if not os.path.exists(path):
+        return
+    T, B, calls = 100, 64, 6
+    print(f"== correctness: calls on the legacy default stream, ordered by events "
+          f"(LSTM medium, {calls} calls, inputs changed in place between them)")
+    model = CudaModel(path)
+    args = random_args(model, "lstm_seq", T, B, seed=13)
+    x0 = args[0].clone()
+    outs = model.outputs("lstm_seq", args)
+
+    def run_all(call):
+        args[0].copy_(x0)
+        snapshots = []
+        for _ in range(calls):
+            args[0].mul_(0.75)
+            call()
+            snapshots.append(outs[0].clone())
+        torch.cuda.synchronize()
+        return snapshots
+
+    with torch.no_grad():
+        model("lstm_seq", args, outs)  # captured and tuned beforehand
+        torch.cuda.synchronize()
+        routed = run_all(lambda: model("lstm_seq", args, outs))
+        direct = run_all(without_graphs(lambda: model("lstm_seq", args, outs)))
+    errs = [rel_err(a.cpu().numpy(), b.double().cpu().numpy()) for a, b in zip(routed, direct)]
+    ok = max(errs) <= 1e-5
+    print(f"  lstm_I1024_H1024    max rel diff to direct calls {max(errs):.1e} "
+          f"(per call: {', '.join(f'{e:.1e}' for e in errs)}) {'ok' if ok else 'FAIL'}")
+    report.append({"check": "default_stream_order", "rel_err": max(errs), "per_call": errs,
+                   "ok": ok})
 
 
 def module_args(kind, ref, xs, states, layers, bf16):
@@ -418,9 +468,11 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
         torch.cuda.synchronize()
         pool_high, _ = pool.high()
         err = rel_err(outs[0].cpu().numpy(), expected.double().cpu().numpy())
-        # On the legacy default stream every call launches its kernels one by
-        # one; on a stream of its own the runtime replays a CUDA graph.
-        direct = time_ms(lambda: model(name, args, outs))
+        # On the legacy default stream the runtime replays the call's graph on
+        # a stream of its own, ordered by events; run directly (no graph),
+        # every kernel is launched one by one.
+        default_stream = time_ms(lambda: model(name, args, outs))
+        direct = time_ms(without_graphs(lambda: model(name, args, outs)))
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         call = lambda: model(name, args, outs)  # noqa: E731
@@ -453,14 +505,16 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
            "torch_compile_ms": compiled, "torch_compile_compile_s": compile_s,
            "ratio_compile_over_ours": compiled / ours if compiled else None,
            "rel_err_vs_torch": err, "rel_err_graph_replay_vs_torch": graph_err,
-           "ours_without_graph_ms": direct, "ours_us_per_step": 1000 * ours / T,
+           "ours_without_graph_ms": direct, "ours_default_stream_ms": default_stream,
+           "ours_us_per_step": 1000 * ours / T,
            "ours_without_overlap_ms": no_overlap,
            "gemm_projection_ms": projection, "gemm_recurrent_ms": recurrent,
            "device_pool_high_bytes": pool_high, "graph_pool_high_bytes": graph_high,
            "gate_buffer_bytes_per_layer": gates}
     report.append(row)
     extra = f"  torch.compile {compiled:8.3f} ms ({compiled / ours:5.2f}x)" if compiled else ""
-    print(f"  {kind:9s} {cfg['name']:14s} L={L} ours {ours:8.3f} ms (no graph {direct:7.3f})  "
+    print(f"  {kind:9s} {cfg['name']:14s} L={L} ours {ours:8.3f} ms (default stream {default_stream:7.3f}, "
+          f"no graph {direct:7.3f})  "
           f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x{extra}  "
           f"rel err {err:.1e}/{graph_err:.1e}  no early launch {no_overlap:.3f} ms  scratch {pool_high / 2**20:.1f} MiB "
           f"(graph {graph_high / 2**20:.1f}, gate buffer {gates / 2**20:.1f})")
@@ -505,11 +559,11 @@ def bench_zoo(model_dir, cfg, report):
         model = CudaModel(path)
         args = random_args(model, "forward", T, B, seed=5)
         outs = model.outputs("forward", args)
-        # A direct call (default stream: no graph, cuBLAS's own workspace),
-        # to compare the tuned graph's replays with.
+        # A direct call (no graph, cuBLAS's own workspace), to compare the
+        # tuned graph's replays with.
         direct = model.outputs("forward", args)
         with torch.no_grad():
-            model("forward", args, direct)
+            without_graphs(lambda: model("forward", args, direct))()
         torch.cuda.synchronize()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -542,6 +596,7 @@ def main(model_dir, out_json):
     print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__)
     check_zoo(model_dir, report)
     check_two_stage_wide(model_dir, report)
+    check_default_stream_order(model_dir, report)
     pool = MemPool()
     print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
           f"storage (ours, ours without early launch and cuDNN: 3 rounds of {REPEATS} "

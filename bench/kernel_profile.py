@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """On the GPU machine, under Nsight Compute: runs one compiled model once
-(warm-up) and once more inside a CUDA profiler range, on the legacy default
-stream (every kernel and GEMM launched separately, no graph), with random
-inputs, so that
+(warm-up) and once more inside a CUDA profiler range, directly
+(RNN_CUDA_GRAPHS=0: every kernel and GEMM launched separately, no graph),
+with random inputs, so that
 
     ncu --profile-from-start off --metrics gpu__time_duration.sum --csv \\
         python3 bench/kernel_profile.py MODEL.so FUNCTION T B
@@ -17,6 +17,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_bench import CudaModel, random_args  # noqa: E402
+
+# The runtime reads it at every call.
+os.environ["RNN_CUDA_GRAPHS"] = "0"
 
 
 def main(path, name, steps, batch):
