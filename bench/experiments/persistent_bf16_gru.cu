@@ -190,16 +190,9 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
   }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int unit0 = blockIdx.x * 16, gate = warp / 4, quarter = warp % 4;
-  // A fragments straight from global memory: a0 (row g, k 2t), a1 (row g + 8), a2 (row g, k 2t + 8), a3 (row g + 8, k 2t + 8).
+  // A fragments straight from global memory.
   unsigned wr[32][4];
-  {
-    const unsigned *lo = reinterpret_cast<const unsigned *>(u + (size_t)(gate * H + unit0 + g) * H + 512 * quarter);
-    const unsigned *hi = reinterpret_cast<const unsigned *>(u + (size_t)(gate * H + unit0 + g + 8) * H + 512 * quarter);
-#pragma unroll
-    for (int kk = 0; kk < 32; ++kk) {
-      wr[kk][0] = lo[8 * kk + t]; wr[kk][1] = hi[8 * kk + t]; wr[kk][2] = lo[8 * kk + t + 4]; wr[kk][3] = hi[8 * kk + t + 4];
-    }
-  }
+  loadFragmentsBf16(wr, u + (size_t)(gate * H + unit0 + g) * H + 512 * quarter, u + (size_t)(gate * H + unit0 + g + 8) * H + 512 * quarter, t);
   for (int step = 0; step < steps; ++step) {
     const __nv_bfloat16 *hPrev = hbuf + (size_t)(step % 2) * B * H;
     __nv_bfloat16 *hNext = hbuf + (size_t)((step + 1) % 2) * B * H;
@@ -344,25 +337,9 @@ persistentGruRegs(const __nv_bfloat16 *u, const float *x, const float *bhn, __nv
   if constexpr (kFlags) if (tid == 0) atomicAdd(counter, (unsigned)steps);
 }
 
-// The per-step path's pointwise kernel: gates from the GEMM (f32 [B, 3H]).
-__global__ void gruStep(const float *gh, const float *x, const float *bhn, const __nv_bfloat16 *hPrev, __nv_bfloat16 *hNext, __nv_bfloat16 *y) {
-  triggerAndWait();
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= B * H) return;
-  int b = i / H, j = i % H;
-  float r = sig(x[b * G + j] + gh[b * G + j]);
-  float z = sig(x[b * G + H + j] + gh[b * G + H + j]);
-  float n = tanhf(x[b * G + 2 * H + j] + r * (gh[b * G + 2 * H + j] + bhn[j]));
-  float h = __bfloat162float(hPrev[i]);
-  __nv_bfloat16 out = __float2bfloat16((1 - z) * n + z * h);
-  hNext[i] = out;
-  y[i] = out;
-}
-
 int main() {
-  cublasHandle_t hd; CK(cublasCreate(&hd));
-  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(hd, s));
-  void *wsp; CK(cudaMalloc(&wsp, 32 << 20)); CK(cublasSetWorkspace(hd, wsp, 32 << 20));
+  CublasStream cs = cublasOnNewStream();
+  cublasHandle_t hd = cs.handle; cudaStream_t s = cs.stream;
   float *uf, *x, *bhn, *h0f, *gh;
   __nv_bfloat16 *u, *h0, *hA, *hB, *ysA, *ysB;
   unsigned *counter;
@@ -397,16 +374,14 @@ int main() {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   printf("persistent kernel: %d blocks of %d threads, %zu bytes of shared memory, %d per SM, %d SMs\n", kBlocks, kThreads, kSmem, perSm, sms);
   if (perSm * sms < kBlocks) { printf("does not fit\n"); return 1; }
-  const float one = 1, zero = 0;
   // Per-step path: h ping-pongs between the two halves of hA.
   auto perStep = [&] {
     CK(cudaMemcpyAsync(hA, h0, 2 * B * H, cudaMemcpyDeviceToDevice, s));
     for (int step = 0; step < T; ++step) {
       const __nv_bfloat16 *hp = hA + (size_t)(step % 2) * B * H;
       __nv_bfloat16 *hn = hA + (size_t)((step + 1) % 2) * B * H;
-      CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, G, B, H, &one, u, CUDA_R_16BF, H, hp, CUDA_R_16BF, H, &zero, gh, CUDA_R_32F, G,
-                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      launchEarly(s, dim3(B * H / 256), dim3(256), 0, gruStep, (const float *)gh, (const float *)(x + (size_t)step * B * G),
+      recurrentGemmBf16(hd, u, hp, B, G, H, gh);
+      launchEarly(s, dim3(B * H / 256), dim3(256), 0, gruBf16Step<B, H>, (const float *)gh, 1, (const float *)(x + (size_t)step * B * G),
                   (const float *)bhn, hp, hn, ysA + (size_t)step * B * H);
     } };
   unsigned launches = 0;  // Persistent calls so far: the counter's base.
@@ -458,14 +433,9 @@ int main() {
   inRegisters = variant >= 1; cluster = variant >= 2 ? kMulticast : 1; pipelining = variant >= 3 ? variant - 2 : 0;
   CK(cudaGraphLaunch(graph, s)); persistent(); CK(cudaStreamSynchronize(s));
   // Outputs of all T steps, bf16, against the per-step path's.
-  std::vector<__nv_bfloat16> ya((size_t)T * B * H), yb((size_t)T * B * H);
-  CK(cudaMemcpy(ya.data(), ysA, 2 * ya.size(), cudaMemcpyDeviceToHost)); CK(cudaMemcpy(yb.data(), ysB, 2 * yb.size(), cudaMemcpyDeviceToHost));
-  double d = 0, m = 0;
-  for (size_t i = 0; i < ya.size(); ++i) { double a = __bfloat162float(ya[i]), b = __bfloat162float(yb[i]); d = std::max(d, std::fabs(a - b)); m = std::max(m, std::fabs(a)); }
-  size_t differing = 0;
-  for (size_t i = 0; i < ya.size(); ++i) differing += __bfloat162float(ya[i]) != __bfloat162float(yb[i]);
+  Bf16Difference diff = compareBf16(ysA, ysB, (size_t)T * B * H);
   printf("outputs of %d steps, persistent (weights in %s) against per-step: max abs diff %.3e (max |y| %.3e), %zu of %zu values differ\n", T,
-         !inRegisters ? "shared memory" : cluster == 1 ? "registers" : pipelining == 0 ? "registers, h multicast" : pipelining == 1 ? "registers, h multicast by quarters" : pipelining == 2 ? "registers, h multicast by quarters, flags" : pipelining == 3 ? "registers, h multicast, lean release" : "registers, h multicast by row tiles, lean release", d, m, differing, ya.size());
+         !inRegisters ? "shared memory" : cluster == 1 ? "registers" : pipelining == 0 ? "registers, h multicast" : pipelining == 1 ? "registers, h multicast by quarters" : pipelining == 2 ? "registers, h multicast by quarters, flags" : pipelining == 3 ? "registers, h multicast, lean release" : "registers, h multicast by row tiles, lean release", diff.maxAbsDiff, diff.maxAbs, diff.differing, (size_t)T * B * H);
   }
   return 0;
 }

@@ -69,14 +69,7 @@ persistentLstm(const __nv_bfloat16 *u, const float *x, const float *c0, __nv_bfl
   for (int k = 0; k < 2; ++k) { int p = tid + k * kThreads; cReg[k] = p < 16 * B ? c0[(size_t)(p / 16) * H + unit0 + p % 16] : 0; }
   // Gates i, f, g in registers as mma A fragments.
   unsigned wr[32][4];
-  {
-    const unsigned *lo = reinterpret_cast<const unsigned *>(u + (size_t)(gate * H + unit0 + g) * H + 512 * quarter);
-    const unsigned *hi = reinterpret_cast<const unsigned *>(u + (size_t)(gate * H + unit0 + g + 8) * H + 512 * quarter);
-#pragma unroll
-    for (int kk = 0; kk < 32; ++kk) {
-      wr[kk][0] = lo[8 * kk + t]; wr[kk][1] = hi[8 * kk + t]; wr[kk][2] = lo[8 * kk + t + 4]; wr[kk][3] = hi[8 * kk + t + 4];
-    }
-  }
+  loadFragmentsBf16(wr, u + (size_t)(gate * H + unit0 + g) * H + 512 * quarter, u + (size_t)(gate * H + unit0 + g + 8) * H + 512 * quarter, t);
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   __syncthreads();
   // This warp's batch tiles of gate o (over its quarter): warp 0 of a quarter tiles 0 and 1, warps 1 and 2 tiles 2 and 3.
@@ -173,9 +166,8 @@ __global__ void lstmStep(const float *gh, const float *x, float *c, __nv_bfloat1
 }
 
 int main() {
-  cublasHandle_t hd; CK(cublasCreate(&hd));
-  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(hd, s));
-  void *wsp; CK(cudaMalloc(&wsp, 32 << 20)); CK(cublasSetWorkspace(hd, wsp, 32 << 20));
+  CublasStream cs = cublasOnNewStream();
+  cublasHandle_t hd = cs.handle; cudaStream_t s = cs.stream;
   float *uf, *x, *h0f, *c0, *cA, *gh;
   __nv_bfloat16 *u, *h0, *hA, *hB, *ysA, *ysB;
   unsigned *counter;
@@ -199,15 +191,13 @@ int main() {
   printf("persistent kernel: %d blocks of %d threads, %zu bytes of shared memory; clusters of %d resident at once: %d (the grid has %d)\n",
          kBlocks, kThreads, kSmem, kCluster, clusters, kBlocks / kCluster);
   if (clusters < kBlocks / kCluster) { printf("does not fit\n"); return 1; }
-  const float one = 1, zero = 0;
   auto perStep = [&] {
     CK(cudaMemcpyAsync(hA, h0, 2 * B * H, cudaMemcpyDeviceToDevice, s));
     CK(cudaMemcpyAsync(cA, c0, 4 * B * H, cudaMemcpyDeviceToDevice, s));
     for (int step = 0; step < T; ++step) {
       const __nv_bfloat16 *hp = hA + (size_t)(step % 2) * B * H;
       __nv_bfloat16 *hn = hA + (size_t)((step + 1) % 2) * B * H;
-      CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, G, B, H, &one, u, CUDA_R_16BF, H, hp, CUDA_R_16BF, H, &zero, gh, CUDA_R_32F, G,
-                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      recurrentGemmBf16(hd, u, hp, B, G, H, gh);
       launchEarly(s, dim3(B * H / 256), dim3(256), 0, lstmStep, (const float *)gh, (const float *)(x + (size_t)step * B * G), cA, hn,
                   ysA + (size_t)step * B * H);
     } };
@@ -237,13 +227,8 @@ int main() {
     int off = -1; CK(cudaMemcpyToSymbol(probeBlock, &off, sizeof off));
   }
   CK(cudaGraphLaunch(graph, s)); persistent(); CK(cudaStreamSynchronize(s));
-  std::vector<__nv_bfloat16> ya((size_t)T * B * H), yb((size_t)T * B * H);
-  CK(cudaMemcpy(ya.data(), ysA, 2 * ya.size(), cudaMemcpyDeviceToHost)); CK(cudaMemcpy(yb.data(), ysB, 2 * yb.size(), cudaMemcpyDeviceToHost));
-  double d = 0, m = 0; size_t differing = 0;
-  for (size_t i = 0; i < ya.size(); ++i) {
-    double a = __bfloat162float(ya[i]), b = __bfloat162float(yb[i]);
-    d = std::max(d, std::fabs(a - b)); m = std::max(m, std::fabs(a)); differing += a != b;
-  }
-  printf("outputs of %d steps, persistent against per-step: max abs diff %.3e (max |y| %.3e), %zu of %zu values differ\n", T, d, m, differing, ya.size());
+  Bf16Difference d = compareBf16(ysA, ysB, (size_t)T * B * H);
+  printf("outputs of %d steps, persistent against per-step: max abs diff %.3e (max |y| %.3e), %zu of %zu values differ\n", T, d.maxAbsDiff,
+         d.maxAbs, d.differing, (size_t)T * B * H);
   return 0;
 }

@@ -34,14 +34,7 @@ __global__ void __launch_bounds__(128) preloadedBf16(const __nv_bfloat16 *h, con
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int n0 = blockIdx.x * 64 + 16 * warp, k0 = blockIdx.y * kSlice;
   unsigned wr[kSlice / 16][4];
-  auto loadWeights = [&] {
-    const unsigned *lo = reinterpret_cast<const unsigned *>(u + (size_t)(n0 + g) * H + k0);
-    const unsigned *hi = reinterpret_cast<const unsigned *>(u + (size_t)(n0 + g + 8) * H + k0);
-#pragma unroll
-    for (int kk = 0; kk < kSlice / 16; ++kk) {
-      wr[kk][0] = lo[8 * kk + t]; wr[kk][1] = hi[8 * kk + t]; wr[kk][2] = lo[8 * kk + t + 4]; wr[kk][3] = hi[8 * kk + t + 4];
-    }
-  };
+  auto loadWeights = [&] { loadFragmentsBf16(wr, u + (size_t)(n0 + g) * H + k0, u + (size_t)(n0 + g + 8) * H + k0, t); };
   if (kPreload) loadWeights();
   gridWait();
   letNextLaunch();
@@ -73,29 +66,9 @@ __global__ void __launch_bounds__(128) preloadedBf16(const __nv_bfloat16 *h, con
   }
 }
 
-// The GRU's pointwise step over `slices` partials [slices][B][3H] of U h.
-__global__ void gruStep(const float *gh, int slices, const float *x, const float *bhn, const __nv_bfloat16 *hPrev, __nv_bfloat16 *hNext, __nv_bfloat16 *y) {
-  triggerAndWait();
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= B * H) return;
-  int b = i / H, j = i % H;
-  float sr = 0, sz = 0, sn = 0;
-  for (int s = 0; s < slices; ++s) {
-    const float *q = gh + (size_t)s * B * G + (size_t)b * G;
-    sr += q[j]; sz += q[H + j]; sn += q[2 * H + j];
-  }
-  float r = sig(x[b * G + j] + sr), z = sig(x[b * G + H + j] + sz);
-  float n = tanhf(x[b * G + 2 * H + j] + r * (sn + bhn[j]));
-  float h = __bfloat162float(hPrev[i]);
-  __nv_bfloat16 out = __float2bfloat16((1 - z) * n + z * h);
-  hNext[i] = out;
-  y[i] = out;
-}
-
 int main() {
-  cublasHandle_t hd; CK(cublasCreate(&hd));
-  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); CK(cublasSetStream(hd, s));
-  void *wsp; CK(cudaMalloc(&wsp, 32 << 20)); CK(cublasSetWorkspace(hd, wsp, 32 << 20));
+  CublasStream cs = cublasOnNewStream();
+  cublasHandle_t hd = cs.handle; cudaStream_t s = cs.stream;
   float *uf, *x, *bhn, *h0f, *gh;
   __nv_bfloat16 *u, *h0, *hv[3], *ysv[3];
   CK(cudaMalloc(&uf, 4 * (size_t)G * H)); CK(cudaMalloc(&u, 2 * (size_t)G * H));
@@ -110,7 +83,6 @@ int main() {
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, preloadedBf16<true>, 128, 0));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   printf("preloaded bf16 GEMM: grid %d x %d of 128 threads, %d blocks per SM x %d SMs resident at once\n", G / 64, S, perSm, sms);
-  const float one = 1, zero = 0;
   // form 0: cuBLAS GEMM + kernel; 1: preloaded partials + kernel; 2: the same kernel, weights loaded after the wait.
   auto steps = [&](int form) {
     __nv_bfloat16 *hb = hv[form], *ys = ysv[form];
@@ -119,11 +91,10 @@ int main() {
       const __nv_bfloat16 *hp = hb + (size_t)(step % 2) * B * H;
       __nv_bfloat16 *hn = hb + (size_t)((step + 1) % 2) * B * H;
       if (form == 0)
-        CK(cublasGemmEx(hd, CUBLAS_OP_T, CUBLAS_OP_N, G, B, H, &one, u, CUDA_R_16BF, H, hp, CUDA_R_16BF, H, &zero, gh, CUDA_R_32F, G,
-                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        recurrentGemmBf16(hd, u, hp, B, G, H, gh);
       else if (form == 1) launchEarly(s, dim3(G / 64, S), dim3(128), 0, preloadedBf16<true>, hp, (const __nv_bfloat16 *)u, gh, G);
       else launchEarly(s, dim3(G / 64, S), dim3(128), 0, preloadedBf16<false>, hp, (const __nv_bfloat16 *)u, gh, G);
-      launchEarly(s, dim3(B * H / 256), dim3(256), 0, gruStep, (const float *)gh, form == 0 ? 1 : S, (const float *)(x + (size_t)step * B * G),
+      launchEarly(s, dim3(B * H / 256), dim3(256), 0, gruBf16Step<B, H>, (const float *)gh, form == 0 ? 1 : S, (const float *)(x + (size_t)step * B * G),
                   (const float *)bhn, hp, hn, ys + (size_t)step * B * H);
     } };
   const char *names[] = {"cuBLAS GEMM + kernel", "preloaded bf16 partials + kernel", "the same, weights after the wait"};
@@ -136,16 +107,10 @@ int main() {
   }
   for (auto g : graphs) CK(cudaGraphLaunch(g, s));
   CK(cudaStreamSynchronize(s));
-  std::vector<__nv_bfloat16> ya((size_t)T * B * H), yb((size_t)T * B * H);
-  CK(cudaMemcpy(ya.data(), ysv[0], 2 * ya.size(), cudaMemcpyDeviceToHost));
   for (int f = 1; f < 3; ++f) {
-    CK(cudaMemcpy(yb.data(), ysv[f], 2 * yb.size(), cudaMemcpyDeviceToHost));
-    double d = 0, m = 0; size_t differing = 0;
-    for (size_t i = 0; i < ya.size(); ++i) {
-      double a = __bfloat162float(ya[i]), b = __bfloat162float(yb[i]);
-      d = std::max(d, std::fabs(a - b)); m = std::max(m, std::fabs(a)); differing += a != b;
-    }
-    printf("%s: outputs of %d steps against cuBLAS's: max abs diff %.3e (max |y| %.3e), %zu of %zu differ\n", names[f], T, d, m, differing, ya.size());
+    Bf16Difference d = compareBf16(ysv[0], ysv[f], (size_t)T * B * H);
+    printf("%s: outputs of %d steps against cuBLAS's: max abs diff %.3e (max |y| %.3e), %zu of %zu differ\n", names[f], T, d.maxAbsDiff,
+           d.maxAbs, d.differing, (size_t)T * B * H);
   }
   return 0;
 }
