@@ -6,9 +6,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
 OUT="$BUILD/gpu"
-"$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda >/dev/null
+"$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda rnn_device_library >/dev/null
 rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib"
-cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so "$OUT/lib/"
+# The device library is linked at compile time (rnn-compile finds it in the
+# runtime directory); it does not travel further.
+cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
+  "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
 python3 "$ROOT/bench/make_models.py" "$OUT/bench-models" >/dev/null
 python3 "$ROOT/bench/make_zoo_models.py" "$OUT/bench-models" >/dev/null
 # The hand-written reference path (cuBLAS + one fused kernel per step, CUDA

@@ -248,6 +248,69 @@ def check_default_stream_order(model_dir, report):
                    "ok": ok})
 
 
+def check_persistent(model_dir, report):
+    """The bf16 LSTM and GRU at H = 2048, whose recurrences are persistent
+    kernels, against torch.nn.LSTM/GRU (float32, the same weights) over batch
+    sizes of 1 to 4 tiles of 8 rows, with the step-by-step path of the same
+    library (RNN_CUDA_PERSISTENT=0) beside them: a direct call (no graph),
+    then graph replays on a side stream. Batches the kernel does not take
+    (not a multiple of 8, or over 32) run the step loop: their outputs equal
+    the step-by-step path's bit for bit, where the persistent kernel's sum
+    in another order."""
+    print("== correctness: persistent recurrences (bf16, H=2048) vs torch.nn.LSTM/GRU "
+          "and vs the step-by-step path")
+    for kind in ("lstm_bf16", "gru_bf16"):
+        path = os.path.join(model_dir, f"{kind}_I2048_H2048.so")
+        if not os.path.exists(path):
+            continue
+        model = CudaModel(path)
+        gru = cell_of(kind) == "gru"
+        name = f"{cell_of(kind)}_seq"
+        for T, B in ((1, 8), (7, 24), (50, 32), (3, 16), (5, 40), (4, 12)):
+            torch.manual_seed(T * 100 + B)
+            ref = (torch.nn.GRU if gru else torch.nn.LSTM)(2048, 2048).cuda()
+            xs = torch.randn(T, B, 2048, device="cuda")
+            states = [torch.randn(1, B, 2048, device="cuda") for _ in range(1 if gru else 2)]
+            args = module_args(kind, ref, xs, states, 1, True)
+            with torch.no_grad():
+                expected = ref(xs, states[0] if gru else tuple(states))
+                expected = [expected[0]] + ([expected[1]] if gru else list(expected[1]))
+                expected = [e.reshape(-1, 2048).double().cpu().numpy() for e in expected]
+                outs = model.outputs(name, args)
+                results = {}
+                for label, run in (("direct", without_graphs(lambda: model(name, args, outs))),
+                                   ("graph", lambda: model(name, args, outs)),
+                                   ("stepwise", with_setting(lambda: model(name, args, outs),
+                                                             "RNN_CUDA_PERSISTENT", "0"))):
+                    side = torch.cuda.Stream()
+                    side.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(side):
+                        for _ in range(2 if label == "graph" else 1):
+                            for o in outs:
+                                o.fill_(float("nan"))
+                            run()
+                        side.synchronize()
+                    results[label] = [o.reshape(-1, 2048).cpu() for o in outs]
+            errs = {k: max(rel_err(o.double().numpy(), e) for o, e in zip(v, expected))
+                    for k, v in results.items()}
+            diff = max(rel_err(a.double().numpy(), b.double().numpy())
+                       for a, b in zip(results["graph"], results["stepwise"]))
+            same = all(torch.equal(a, b) for a, b in zip(results["direct"], results["stepwise"]))
+            takes = B % 8 == 0 and B <= 32
+            # Step by step where the kernel does not take the batch; a
+            # different summation order (not bit-equal) where it does.
+            ok = max(errs.values()) <= 1e-2 and same == (not takes)
+            print(f"  {kind:9s} T={T:2d} B={B:2d}  rel err vs torch: direct {errs['direct']:.1e}, "
+                  f"graph {errs['graph']:.1e}, step by step {errs['stepwise']:.1e}; "
+                  f"{'equal to' if same else f'{diff:.1e} from'} the step-by-step path "
+                  f"({'persistent kernel' if takes else 'step loop'} expected) "
+                  f"{'ok' if ok else 'FAIL'}")
+            report.append({"check": "persistent", "kind": kind, "T": T, "B": B,
+                           "rel_err": max(errs.values()), "per_path": errs,
+                           "rel_diff_to_stepwise": diff, "equal_to_stepwise": same,
+                           "ok": ok})
+
+
 def module_args(kind, ref, xs, states, layers, bf16):
     """Our model's arguments for the weights of torch module `ref`: xs, then
     per layer its initial states and W, U, b_W, b_U (bf16 storage: xs, W, U
@@ -484,9 +547,14 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
                 call()
             side.synchronize()
             _, graph_high = pool.high()
-        ours, no_overlap, cudnn = time_in_rounds(
-            [(call, side), (without_overlap(call), side),
-             (lambda: cudnn_module(*cudnn_inputs), torch.cuda.current_stream())])
+        blocks = [(call, side), (without_overlap(call), side),
+                  (lambda: cudnn_module(*cudnn_inputs), torch.cuda.current_stream())]
+        if bf16:
+            # The same library with its persistent kernels refused: the
+            # recurrence step by step (where the model has none, the same).
+            blocks.append((with_setting(call, "RNN_CUDA_PERSISTENT", "0"), side))
+        ours, no_overlap, cudnn, *stepwise = time_in_rounds(blocks)
+        stepwise = stepwise[0] if stepwise else None
         with torch.cuda.stream(side):
             model(name, args, outs)
             side.synchronize()
@@ -508,6 +576,7 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
            "ours_without_graph_ms": direct, "ours_default_stream_ms": default_stream,
            "ours_us_per_step": 1000 * ours / T,
            "ours_without_overlap_ms": no_overlap,
+           "ours_without_persistent_ms": stepwise,
            "gemm_projection_ms": projection, "gemm_recurrent_ms": recurrent,
            "device_pool_high_bytes": pool_high, "graph_pool_high_bytes": graph_high,
            "gate_buffer_bytes_per_layer": gates}
@@ -516,7 +585,9 @@ def bench_config(model_dir, kind, cfg, report, pool, with_compile):
     print(f"  {kind:9s} {cfg['name']:14s} L={L} ours {ours:8.3f} ms (default stream {default_stream:7.3f}, "
           f"no graph {direct:7.3f})  "
           f"cuDNN {cudnn:8.3f} ms  cuDNN/ours {cudnn / ours:5.2f}x{extra}  "
-          f"rel err {err:.1e}/{graph_err:.1e}  no early launch {no_overlap:.3f} ms  scratch {pool_high / 2**20:.1f} MiB "
+          f"rel err {err:.1e}/{graph_err:.1e}  no early launch {no_overlap:.3f} ms  "
+          + (f"no persistent kernel {stepwise:.3f} ms  " if stepwise else "") +
+          f"scratch {pool_high / 2**20:.1f} MiB "
           f"(graph {graph_high / 2**20:.1f}, gate buffer {gates / 2**20:.1f})")
     if projection is not None:
         rest = ours - projection - recurrent
@@ -597,6 +668,7 @@ def main(model_dir, out_json):
     check_zoo(model_dir, report)
     check_two_stage_wide(model_dir, report)
     check_default_stream_order(model_dir, report)
+    check_persistent(model_dir, report)
     pool = MemPool()
     print("== timing: cuDNN and torch.compile vs ours; fp32 with tf32 allowed, and bf16 "
           f"storage (ours, ours without early launch and cuDNN: 3 rounds of {REPEATS} "

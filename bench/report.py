@@ -163,6 +163,11 @@ def main(run_dir):
             print(f"{r['cell']} at I = H = 1024, B = 64 (K-split partials), {calls} calls "
                   f"(direct, then graph): within {r['rel_err']:.1e} of float64 numpy "
                   f"({'ok' if r['ok'] else 'FAIL'}).")
+        if r.get("check") == "persistent":
+            path = "the persistent kernel" if not r["equal_to_stepwise"] else "the step loop"
+            print(f"{r['kind']} (H = 2048) T = {r['T']}, B = {r['B']}, direct and graph: "
+                  f"within {r['rel_err']:.1e} of torch.nn (float32), ran {path} "
+                  f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "default_stream_order":
             print(f"LSTM `medium` on the legacy default stream ({len(r['per_call'])} calls, "
                   f"each after an in-place change of its input there, its output copied "

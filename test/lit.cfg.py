@@ -36,8 +36,13 @@ llvm_config.add_tool_substitutions(["llvm-nm", "llvm-readelf", "not"], [config.l
 
 # The CUDA lowering serialises kernels with the toolkit's ptxas; its tests
 # need the toolkit (CI has it), not a GPU.
+# The persistent kernels link the device library (built with the toolkit).
 cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
-if os.path.exists(os.path.join(cuda_home, "bin", "ptxas")) and os.path.exists(
-    os.path.join(config.rnn_obj_root, "lib", "librnn_runtime_cuda.so")
+device_library = os.path.join(config.rnn_obj_root, "lib", "rnn_device_library.bc")
+config.substitutions.append(("%device_library", device_library))
+if (
+    os.path.exists(os.path.join(cuda_home, "bin", "ptxas"))
+    and os.path.exists(os.path.join(config.rnn_obj_root, "lib", "librnn_runtime_cuda.so"))
+    and os.path.exists(device_library)
 ):
     config.available_features.add("cuda-toolkit")

@@ -168,15 +168,50 @@ static bool supportsDependentLaunch(llvm::StringRef chip) {
   return !digits.getAsInteger(10, version) && version >= 90;
 }
 
-std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials) {
+/// The persistent kernels' device library is built for Hopper (sm_90a):
+/// clusters, bulk copies multicast within a cluster, mbarrier waits.
+static bool runsPersistentKernels(llvm::StringRef chip) {
+  return chip.starts_with("sm_90");
+}
+
+/// MLIR 22's gpu-lower-to-nvvm-pipeline, spelled out so that the kernels can
+/// link LLVM bitcode (nvvm-attach-target's `l`), which the pipeline's
+/// options cannot pass.
+static std::string nvvmPipeline(llvm::StringRef chip,
+                                llvm::StringRef linkedBitcode,
+                                llvm::StringRef binaryFormat) {
+  std::string link = linkedBitcode.empty() ? "" : (" l=" + linkedBitcode).str();
+  return "convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,"
+         "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
+         "expand-strided-metadata,"
+         "nvvm-attach-target{O=3 chip=" +
+         chip.str() + " features=+ptx80" + link +
+         "},"
+         "lower-affine,convert-arith-to-llvm,"
+         "convert-index-to-llvm{index-bitwidth=64},canonicalize,cse,"
+         "gpu.module(convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse,"
+         "reconcile-unrealized-casts),"
+         "gpu-to-llvm,gpu-module-to-binary{format=" +
+         binaryFormat.str() +
+         "},"
+         "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
+}
+
+std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
+                                 llvm::StringRef deviceLibrary,
+                                 llvm::StringRef binaryFormat) {
+  bool persistent = !deviceLibrary.empty() && runsPersistentKernels(chip);
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
-  return bufferizationPipeline() +
+  return bufferizationPipeline() + "," +
+         // Eligible recurrences as one kernel each, their step loops kept as
+         // the fallback (docs/persistent-recurrences.md).
+         (persistent ? "convert-step-loops-to-persistent-kernels," : "") +
          // K-split partials added by the step's kernel: the two-stage cells'
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
          // (bench/experiments/splitk_partials.cu, H100).
-         ",convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
+         "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
          "constant-b-flag per-step-flag k-partials=" +
          std::to_string(kPartials) +
          "},"
@@ -195,8 +230,7 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials) {
          // hoisted them): kernels divide by constants, not by arguments.
          "sink-views-into-kernels,gpu-launch-sink-index-computations," +
          (supportsDependentLaunch(chip) ? "overlap-kernel-launches," : "") +
-         "gpu-lower-to-nvvm-pipeline{cubin-chip=" + chip.str() +
-         " cubin-features=+ptx80 cubin-format=fatbin opt-level=3}";
+         nvvmPipeline(chip, persistent ? deviceLibrary : "", binaryFormat);
 }
 
 } // namespace rnn

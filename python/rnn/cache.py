@@ -1,8 +1,8 @@
 """The compile cache: a compiled library per (emitted IR, options, compiler build).
 
 The key is the sha256 of the MLIR text, the compile options and the identity of the
-rnn-compile binary (its path, size and modification time, so that rebuilding the compiler
-invalidates what the old one made). Libraries live in `RNN_CACHE_DIR` (default
+rnn-compile binary and of the device library it links into CUDA models (path, size and
+modification time of each, so that rebuilding either invalidates what the old one made). Libraries live in `RNN_CACHE_DIR` (default
 `~/.cache/rnn`) as `<key>.so`, with the IR beside them as `<key>.mlir`. Writes go through
 a temporary file and a rename, so concurrent processes never see a partial library.
 """
@@ -34,8 +34,14 @@ def _compiler_identity():
         path = _runtime.compiler_path()
     except _runtime.CompileError:
         return None
-    st = os.stat(path)
-    return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
+    identity = []
+    # rnn-compile, and the device library it finds in ../lib (CUDA models link it).
+    library = Path(path).resolve().parent.parent / "lib" / "rnn_device_library.bc"
+    for file in (path, library):
+        if os.path.exists(file):
+            st = os.stat(file)
+            identity += [os.path.realpath(file), st.st_size, st.st_mtime_ns]
+    return identity
 
 
 def cache_key(ir, options):

@@ -76,6 +76,24 @@ static cl::opt<int> kPartials(
              "that the consumer adds up (default: 8 for CUDA, where it is "
              "faster; 0 for the CPU, where it only checks the rewrite)"),
     cl::init(-1));
+static cl::opt<bool> persistentKernels(
+    "persistent-kernels",
+    cl::desc("Run eligible bf16 recurrences as one persistent kernel each, "
+             "with the step loop as fallback (--target=cuda on sm_90; needs "
+             "rnn_device_library.bc in the runtime directory)"),
+    cl::init(true));
+static cl::opt<std::string> gpuFormat(
+    "gpu-format",
+    cl::desc("What the model embeds of its kernels (--target=cuda): fatbin "
+             "(default: SASS for --gpu-chip plus PTX), or isa (the PTX text "
+             "alone, compiled by the driver at load; readable with "
+             "--emit=mlir)"),
+    cl::init("fatbin"));
+static cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the lowering pass pipeline (for rnn-opt --pass-pipeline, "
+             "after rnn-optimize) and exit"),
+    cl::init(false));
 static cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
@@ -186,11 +204,30 @@ int main(int argc, char **argv) {
   if (functions.empty())
     return fail(inputFile + " has no public func.func to compile");
 
+  if (gpuFormat != "fatbin" && gpuFormat != "isa")
+    return fail("--gpu-format must be fatbin or isa, not '" + gpuFormat + "'");
+  // The persistent kernels' device library is built beside the runtime.
+  std::string deviceLibrary;
+  if (cuda && persistentKernels) {
+    llvm::SmallString<256> path(runtime);
+    llvm::sys::path::append(path, "rnn_device_library.bc");
+    if (!llvm::sys::fs::exists(path))
+      return fail("no device library at " + path +
+                  " (build the rnn_device_library target, or pass "
+                  "--persistent-kernels=false)");
+    deviceLibrary = std::string(path);
+  }
+
   PassManager lowering(&context);
   std::string pipeline =
       cuda ? rnn::cudaLoweringPipeline(
-                 gpuChip, kPartials < 0 ? rnn::kCudaKPartials : kPartials)
+                 gpuChip, kPartials < 0 ? rnn::kCudaKPartials : kPartials,
+                 deviceLibrary, gpuFormat)
            : rnn::cpuLoweringPipeline(kPartials < 0 ? 0 : kPartials);
+  if (printPipeline) {
+    llvm::outs() << "builtin.module(" << pipeline << ")\n";
+    return 0;
+  }
   if (failed(parsePassPipeline(pipeline, lowering)))
     return fail("internal: the lowering pipeline does not parse");
   if (failed(lowering.run(*module)))

@@ -45,9 +45,16 @@ constexpr unsigned kCudaKPartials = 8;
 /// dialect with CUDA kernels for `chip` (e.g. sm_90a) and cuBLAS GEMMs; the
 /// same form as cpuLoweringPipeline(). `kPartials`: K slices for the
 /// recurrent products that qualify (convert-matmul-to-library-gemm; 0 or 1:
-/// none).
+/// none). `deviceLibrary`: the bitcode of lib/DeviceLibrary
+/// (rnn_device_library.bc); given, and for sm_90 chips, eligible
+/// recurrences become persistent kernels that link it
+/// (convert-step-loops-to-persistent-kernels). `binaryFormat`: what
+/// gpu-module-to-binary embeds (fatbin: SASS plus PTX; isa: the PTX text,
+/// for inspection).
 std::string cudaLoweringPipeline(llvm::StringRef chip,
-                                 unsigned kPartials = kCudaKPartials);
+                                 unsigned kPartials = kCudaKPartials,
+                                 llvm::StringRef deviceLibrary = "",
+                                 llvm::StringRef binaryFormat = "fatbin");
 
 /// The manifest that tells the runtime each public function's signature
 /// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes

@@ -179,6 +179,40 @@ def HoistLoopAllocations
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ConvertStepLoopsToPersistentKernels
+    : Pass<"convert-step-loops-to-persistent-kernels", "::mlir::ModuleOp"> {
+  let summary = "Runs an eligible recurrence as one persistent kernel, the "
+                "per-step loop as its fallback";
+  let description = [{
+    For the CUDA backend on sm_90 and later, after bufferization and before
+    the GEMMs and kernels are mapped: a time loop whose step is one bf16
+    recurrent matmul `S x U^T` (S the [B, H] state the step rewrites, U a
+    [G*H, H] weight from outside the loop, G gates) and one pointwise group
+    that reads the product at column offsets q*H and writes S (every gated
+    cell the fusion produces), becomes one `gpu.launch` for the whole
+    sequence: H / 16 blocks in clusters of 2, each holding its 16 units' rows
+    of U on chip, a grid-wide barrier per step, the cell's pointwise step
+    (the group's body, cloned) on the block's units. The data movement and
+    the product come from the device library (lib/DeviceLibrary), which
+    `gpu-module-to-binary` links; the kernel calls its entry points
+    (`rnn_persistent_g<G>_h<H>_*`). S is double-buffered in a scratch
+    buffer and copied back after the kernel when it is read later.
+
+    The loop stays, in an `scf.if`, and runs instead when the batch is not a
+    multiple of 8 up to 32, when the sequence is empty, or when the runtime
+    refuses the launch because the device cannot hold all blocks at once
+    (`rnn_cuda_require_resident_next_launch`, `rnn_cuda_take_refused_launch`).
+    Loops of any other form, and (G, H) pairs without library entry points
+    (include/rnn/DeviceLibrary/PersistentRecurrence.h), are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Puts a lowered model's buffers in device memory";
   let description = [{

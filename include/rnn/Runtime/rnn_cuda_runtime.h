@@ -74,6 +74,19 @@ void rnn_cuda_release_graphs(const char *prefix, size_t size);
  * without it are kept apart. */
 void rnn_cuda_overlap_next_launch(void);
 
+/* Marks the calling thread's next cluster launch (mgpuLaunchClusterKernel)
+ * as a persistent kernel, whose blocks wait for each other every step: the
+ * runtime launches it only if all its blocks fit on the GPU at once
+ * (cuOccupancyMaxActiveClusters) and RNN_CUDA_PERSISTENT is not 0 (read at
+ * the start of every model call; graphs captured with and without it are
+ * kept apart). Otherwise nothing is launched and
+ * rnn_cuda_take_refused_launch() returns 1, after which the code compiled
+ * by rnn-compile runs the recurrence step by step instead. */
+void rnn_cuda_require_resident_next_launch(void);
+/* 1 if the launch marked by rnn_cuda_require_resident_next_launch was
+ * refused (and clears it), else 0. */
+int32_t rnn_cuda_take_refused_launch(void);
+
 /* Added to b_layout by rnn-compile --target=cuda: B is a weight that stays
  * unchanged for the whole model call. */
 #define RNN_GEMM_B_CONSTANT 8

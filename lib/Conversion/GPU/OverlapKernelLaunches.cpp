@@ -50,8 +50,10 @@ struct OverlapKernelLaunchesPass
     SmallVector<gpu::LaunchOp> launches;
     // Whether a launch after a GEMM really overlaps is the runtime's call:
     // it knows which library ran the GEMM (docs/cuda.md).
+    // Cluster launches are persistent kernels: their blocks fill the GPU
+    // and wait for each other, so they are launched in stream order.
     module.walk([&](gpu::LaunchOp launch) {
-      if (!startsWithWait(launch))
+      if (!launch.hasClusterSize() && !startsWithWait(launch))
         launches.push_back(launch);
     });
     if (launches.empty())

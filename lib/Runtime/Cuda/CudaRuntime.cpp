@@ -164,12 +164,15 @@ bool settingOn(const char *variable) {
 /// the packed kernel (PackedGemm.h); RNN_CUDA_GEMV=0 runs GEMMs of few rows
 /// on cuBLAS too (SmallBatchGemv.h); RNN_CUDA_PRELOADED_GEMM=0 runs the
 /// K-split partials on cuBLAS too (PreloadedPartialsGemm.h);
+/// RNN_CUDA_PERSISTENT=0 refuses every persistent kernel, so that the
+/// recurrences run step by step (rnn_cuda_require_resident_next_launch);
 /// RNN_CUDA_GRAPHS=0 runs every call directly, kernel by kernel.
 thread_local bool graphsThisCall = true;
 thread_local bool overlapThisCall = true;
 thread_local bool packedThisCall = true;
 thread_local bool gemvThisCall = true;
 thread_local bool preloadedThisCall = true;
+thread_local bool persistentThisCall = true;
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
 /// (12.2 and later) allocates the workspace of a split-K GEMM from the
@@ -373,6 +376,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   packedThisCall = settingOn("RNN_CUDA_PACKED_GEMM");
   gemvThisCall = settingOn("RNN_CUDA_GEMV");
   preloadedThisCall = settingOn("RNN_CUDA_PRELOADED_GEMM");
+  persistentThisCall = settingOn("RNN_CUDA_PERSISTENT");
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);
@@ -656,6 +660,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     settings += "|no-gemv";
   if (!preloadedThisCall)
     settings += "|no-preloaded-gemm";
+  if (!persistentThisCall)
+    settings += "|no-persistent";
   if (pinnedWorkspaceThisCall >= 0)
     settings +=
         "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);
@@ -837,6 +843,98 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   check(cuLaunchKernelEx(&config, static_cast<CUfunction>(function), params,
                          extra),
         "cuLaunchKernelEx");
+}
+
+namespace {
+
+/// Set by rnn_cuda_require_resident_next_launch, consumed by the next
+/// cluster launch; the refusal is kept until rnn_cuda_take_refused_launch.
+thread_local bool residentNextLaunch = false;
+thread_local bool refusedLaunch = false;
+
+/// Whether all `blocks` blocks of `config` can be resident at once on the
+/// current device (in clusters as configured).
+bool allResident(CUfunction function, const CUlaunchConfig &config,
+                 unsigned blocks) {
+  int clusters = 0;
+  if (cuOccupancyMaxActiveClusters(&clusters, function, &config) !=
+      CUDA_SUCCESS)
+    return false;
+  unsigned clusterBlocks = 1;
+  for (unsigned i = 0; i < config.numAttrs; ++i)
+    if (config.attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+      clusterBlocks = config.attrs[i].value.clusterDim.x *
+                      config.attrs[i].value.clusterDim.y *
+                      config.attrs[i].value.clusterDim.z;
+  return static_cast<unsigned long long>(clusters) * clusterBlocks >= blocks;
+}
+
+} // namespace
+
+RNN_EXPORT void rnn_cuda_require_resident_next_launch() {
+  residentNextLaunch = true;
+  refusedLaunch = false;
+}
+
+RNN_EXPORT int32_t rnn_cuda_take_refused_launch() {
+  bool refused = refusedLaunch;
+  refusedLaunch = false;
+  return refused ? 1 : 0;
+}
+
+RNN_EXPORT void
+mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
+                        intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
+                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                        intptr_t blockZ, int32_t sharedBytes, void *stream,
+                        void **params, void **extra, size_t /*paramsCount*/) {
+  bool resident = residentNextLaunch;
+  residentNextLaunch = false;
+  overlapNextLaunch = false;
+  afterReducedPrecisionCublas = false;
+  auto refuse = [&] {
+    if (resident)
+      refusedLaunch = true;
+  };
+  if (!function)
+    return refuse(); // The missing kernel was recorded.
+  if (resident && !persistentThisCall)
+    return refuse();
+  auto kernel = static_cast<CUfunction>(function);
+  // Above 48 KiB, dynamic shared memory is opt-in per function; a GPU with
+  // less than the kernel asks for runs the fallback.
+  CUresult optIn = cuFuncSetAttribute(
+      kernel, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes);
+  if (optIn != CUDA_SUCCESS) {
+    if (!resident)
+      check(optIn, "cuFuncSetAttribute");
+    return refuse();
+  }
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attribute.value.clusterDim.x = clusterX;
+  attribute.value.clusterDim.y = clusterY;
+  attribute.value.clusterDim.z = clusterZ;
+  CUlaunchConfig config = {};
+  config.gridDimX = gridX;
+  config.gridDimY = gridY;
+  config.gridDimZ = gridZ;
+  config.blockDimX = blockX;
+  config.blockDimY = blockY;
+  config.blockDimZ = blockZ;
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  // A kernel whose blocks wait for each other must have all of them on the
+  // GPU at once, or it never finishes: the caller runs its fallback instead
+  // (a GPU with fewer SMs, less shared memory, or no room for the clusters).
+  if (resident && !allResident(kernel, config, gridX * gridY * gridZ))
+    return refuse();
+  orderedSinceCallStart = true;
+  if (!check(cuLaunchKernelEx(&config, kernel, params, extra),
+             "cuLaunchKernelEx"))
+    refuse();
 }
 
 RNN_EXPORT void *mgpuStreamCreate() {

@@ -1,0 +1,247 @@
+// RUN: rnn-opt %s --convert-step-loops-to-persistent-kernels --split-input-file | FileCheck %s
+
+// A GRU-shaped step (3 gates of H = 2048, bf16 state and weight): the loop
+// becomes one cluster launch of H / 16 blocks that calls the device library
+// around the cell's pointwise body, with the loop kept as its fallback.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gru_like
+// CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[P:[a-z0-9]+]]: memref<?x6144xf32>, %[[T:[a-z0-9]+]]: index)
+// The library's batch shapes: whole tiles of 8 rows, at most 32, and steps.
+// CHECK: memref.dim %[[S]]
+// CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x2048xbf16>
+// CHECK: arith.cmpi ule, %[[B]], %c32
+// CHECK: arith.remui %[[B]], %c8
+// CHECK: arith.cmpi sgt, %[[T]]
+// CHECK: %[[HBUF:.*]] = memref.alloc() : memref<2x32x2048xbf16>
+// CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
+// CHECK: %[[RAN:.*]] = scf.if %{{.*}} -> (i1) {
+// CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<1xi32>)
+// CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1]
+// CHECK:   memref.copy %[[S]], %[[FIRST]]
+// CHECK:   func.call @rnn_cuda_require_resident_next_launch()
+// CHECK:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c128{{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c156672_i32
+// CHECK:     %[[FRAGMENTS:.*]] = llvm.alloca %{{.*}} x i32
+// CHECK:     func.call @rnn_persistent_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]])
+// CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]]
+// CHECK:       func.call @rnn_persistent_g3_h2048_product(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FRAGMENTS]])
+// The step's projection row, rebuilt from the step index.
+// CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
+// CHECK:       scf.for %[[E:.*]] = %[[TX]] to %{{.*}} step %c384
+// CHECK:         %[[UNIT:.*]] = arith.remui %[[E]], %c16
+// CHECK:         %[[R:.*]] = arith.divui %[[E]], %c16
+// CHECK:         %[[J:.*]] = arith.addi %{{.*}}, %[[UNIT]]
+// CHECK-DAG:     memref.load %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
+// CHECK-DAG:     memref.load %{{.*}}[%[[J]]] : memref<2048xf32, strided<[1], offset: 4096>>
+// CHECK-DAG:     func.call @rnn_persistent_g3_h2048_sum(%{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32) -> f32
+// CHECK:         math.tanh
+// The new state goes to the other half of the double buffer.
+// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x32x2048xbf16>
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+// CHECK:       func.call @rnn_persistent_g3_h2048_release(
+// CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
+// S is read after the loop: its last value comes back from the buffer.
+// CHECK:   scf.if
+// CHECK:     memref.copy %{{.*}}, %[[S]]
+// CHECK: } else {
+// CHECK:   scf.yield %false
+// CHECK: %[[NOT:.*]] = arith.xori %[[RAN]], %true
+// CHECK: scf.if %[[NOT]] {
+// CHECK:   scf.for
+// CHECK:     linalg.fill
+// CHECK:     linalg.generic {{.*}} attrs = {rnn.gemm_weight_layout = 0 : i32}
+// CHECK: memref.dealloc %[[HBUF]]
+// CHECK: memref.dealloc %[[COUNTER]]
+// CHECK: call @use(%[[S]])
+func.func @gru_like(%xp: memref<?x?x6144xf32>, %u: memref<6144x2048xbf16>,
+                    %bias: memref<6144xf32>, %h: memref<?x2048xf32>,
+                    %ys: memref<?x?x2048xf32>, %s: memref<?x2048xbf16>,
+                    %p: memref<?x6144xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 6144] [1, 1, 1] : memref<?x?x6144xf32> to memref<?x6144xf32, strided<[6144, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %x0 = memref.subview %x[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32, strided<[6144, 1], offset: ?>> to memref<?x2048xf32, strided<[6144, 1], offset: ?>>
+    %b2 = memref.subview %bias[4096] [2048] [1] : memref<6144xf32> to memref<2048xf32, strided<[1], offset: 4096>>
+    %g0 = memref.subview %p[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    %g2 = memref.subview %p[0, 4096] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1], offset: 4096>>
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 2048] [1, 1, 1] : memref<?x?x2048xf32> to memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #col, #id, #id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x0, %b2, %g0, %g2, %h : memref<?x2048xf32, strided<[6144, 1], offset: ?>>, memref<2048xf32, strided<[1], offset: 4096>>, memref<?x2048xf32, strided<[6144, 1]>>, memref<?x2048xf32, strided<[6144, 1], offset: 4096>>, memref<?x2048xf32>)
+        outs(%h, %s, %y : memref<?x2048xf32>, memref<?x2048xbf16>, memref<?x2048xf32, strided<[2048, 1], offset: ?>>) {
+    ^bb0(%xv: f32, %bv: f32, %a: f32, %n: f32, %hv: f32, %o0: f32, %o1: bf16, %o2: f32):
+      %0 = arith.addf %xv, %a : f32
+      %1 = arith.addf %n, %bv : f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = math.tanh %2 : f32
+      %4 = arith.addf %3, %hv : f32
+      %5 = arith.truncf %4 : f32 to bf16
+      linalg.yield %4, %5, %4 : f32, bf16, f32
+    }
+  }
+  call @use(%s) : (memref<?x2048xbf16>) -> ()
+  return
+}
+func.func private @use(memref<?x2048xbf16>)
+
+// -----
+
+// An LSTM-shaped step: four gates, the product accumulating onto the step's
+// projection row (no fill), which the kernel adds to the library's sums.
+// S is only freed after the loop: nothing is copied back.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @lstm_like
+// CHECK: gpu.launch clusters({{.*}}) dynamic_shared_memory_size %c230656_i32
+// CHECK:   func.call @rnn_persistent_g4_h2048_begin
+// CHECK:   scf.for %[[STEP:.*]] =
+// CHECK:     func.call @rnn_persistent_g4_h2048_product
+// CHECK:     %[[ROW:.*]] = memref.subview %{{.*}}[%[[STEP]], 0, 0] [1, %{{.*}}, 8192]
+// CHECK:     %[[GATE0:.*]] = memref.subview %[[ROW]][0, 0] [%{{.*}}, 2048]
+// CHECK:     %[[GATE3:.*]] = memref.subview %[[ROW]][0, 6144] [%{{.*}}, 2048]
+// CHECK:     scf.for
+// CHECK:       memref.load %[[GATE0]]
+// CHECK:       %[[SUM:.*]] = func.call @rnn_persistent_g4_h2048_sum
+// CHECK-NEXT:  %[[PROJ:.*]] = memref.load %[[GATE3]]
+// CHECK-NEXT:  arith.addf %[[PROJ]], %[[SUM]]
+// CHECK:   func.call @rnn_cuda_take_refused_launch
+// CHECK-NOT: memref.copy
+// CHECK: scf.yield
+// CHECK: scf.if
+// CHECK:   scf.for
+// CHECK: memref.dealloc %{{.*}} : memref<?x2048xbf16>
+func.func @lstm_like(%xp: memref<?x?x8192xf32>, %u: memref<8192x2048xbf16>,
+                     %c: memref<?x2048xf32>, %s: memref<?x2048xbf16>,
+                     %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 8192] [1, 1, 1] : memref<?x?x8192xf32> to memref<?x8192xf32, strided<[8192, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<8192x2048xbf16>) outs(%x : memref<?x8192xf32, strided<[8192, 1], offset: ?>>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g0 = memref.subview %x[0, 0] [%batch, 2048] [1, 1] : memref<?x8192xf32, strided<[8192, 1], offset: ?>> to memref<?x2048xf32, strided<[8192, 1], offset: ?>>
+    %g3 = memref.subview %x[0, 6144] [%batch, 2048] [1, 1] : memref<?x8192xf32, strided<[8192, 1], offset: ?>> to memref<?x2048xf32, strided<[8192, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %g3, %c : memref<?x2048xf32, strided<[8192, 1], offset: ?>>, memref<?x2048xf32, strided<[8192, 1], offset: ?>>, memref<?x2048xf32>)
+        outs(%c, %s : memref<?x2048xf32>, memref<?x2048xbf16>) {
+    ^bb0(%i: f32, %o: f32, %cv: f32, %co: f32, %so: bf16):
+      %0 = arith.mulf %i, %cv : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.mulf %o, %1 : f32
+      %3 = arith.truncf %2 : f32 to bf16
+      linalg.yield %0, %3 : f32, bf16
+    }
+  }
+  memref.dealloc %s : memref<?x2048xbf16>
+  return
+}
+
+// -----
+
+// Left alone: a hidden size without library entry points, an f32 state, and
+// a step with anything else in it (here a copy).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @not_eligible
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: rnn_persistent
+// CHECK: return
+func.func @not_eligible(%u1: memref<3072x1024xbf16>, %s1: memref<?x1024xbf16>, %p1: memref<?x3072xf32>,
+                        %u2: memref<6144x2048xf32>, %s2: memref<?x2048xf32>, %p2: memref<?x6144xf32>,
+                        %u3: memref<6144x2048xbf16>, %s3: memref<?x2048xbf16>, %p3: memref<?x6144xf32>,
+                        %other: memref<?x2048xbf16>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b1 = memref.dim %s1, %c0 : memref<?x1024xbf16>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p1 : memref<?x3072xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s1, %u1 : memref<?x1024xbf16>, memref<3072x1024xbf16>) outs(%p1 : memref<?x3072xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p1[0, 0] [%b1, 1024] [1, 1] : memref<?x3072xf32> to memref<?x1024xf32, strided<[3072, 1]>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g : memref<?x1024xf32, strided<[3072, 1]>>) outs(%s1 : memref<?x1024xbf16>) {
+    ^bb0(%v: f32, %o: bf16):
+      %0 = arith.truncf %v : f32 to bf16
+      linalg.yield %0 : bf16
+    }
+  }
+  %b2 = memref.dim %s2, %c0 : memref<?x2048xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p2 : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s2, %u2 : memref<?x2048xf32>, memref<6144x2048xf32>) outs(%p2 : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: f32, %w: f32, %acc: f32):
+      %2 = arith.mulf %in, %w : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p2[0, 0] [%b2, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g : memref<?x2048xf32, strided<[6144, 1]>>) outs(%s2 : memref<?x2048xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      linalg.yield %v : f32
+    }
+  }
+  %b3 = memref.dim %s3, %c0 : memref<?x2048xbf16>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p3 : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s3, %u3 : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p3 : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p3[0, 0] [%b3, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g : memref<?x2048xf32, strided<[6144, 1]>>) outs(%s3 : memref<?x2048xbf16>) {
+    ^bb0(%v: f32, %o: bf16):
+      %0 = arith.truncf %v : f32 to bf16
+      linalg.yield %0 : bf16
+    }
+    memref.copy %s3, %other : memref<?x2048xbf16> to memref<?x2048xbf16>
+  }
+  return
+}
