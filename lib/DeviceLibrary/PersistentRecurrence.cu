@@ -241,6 +241,13 @@ __device__ __forceinline__ void release(unsigned *counter) {
 
 } // namespace
 
+// Brings the line at `address` (global memory) into L1: the generated kernel
+// asks for what a step's pointwise phase will read, before the barrier.
+extern "C" __device__ __attribute__((always_inline)) void
+rnn_persistent_prefetch_l1(const void *address) {
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
+}
+
 // The entry points the generated kernels call, one set per (gates, H).
 // Inlined always: the weight fragments stay in registers only if every call
 // that touches them is inlined into the kernel.

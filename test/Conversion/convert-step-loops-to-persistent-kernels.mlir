@@ -27,9 +27,14 @@
 // CHECK:     %[[FRAGMENTS:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK:     func.call @rnn_persistent_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]])
 // CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]]
-// CHECK:       func.call @rnn_persistent_g3_h2048_product(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FRAGMENTS]])
-// The step's projection row, rebuilt from the step index.
+// The step's projection row, rebuilt from the step index, goes to L1 before
+// the product (the bias, the same every step, does not).
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
+// CHECK:       scf.for
+// CHECK:         memref.extract_strided_metadata
+// CHECK:         func.call @rnn_persistent_prefetch_l1(
+// CHECK-NOT:     func.call @rnn_persistent_prefetch_l1(
+// CHECK:       func.call @rnn_persistent_g3_h2048_product(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FRAGMENTS]])
 // CHECK:       scf.for %[[E:.*]] = %[[TX]] to %{{.*}} step %c384
 // CHECK:         %[[UNIT:.*]] = arith.remui %[[E]], %c16
 // CHECK:         %[[R:.*]] = arith.divui %[[E]], %c16
@@ -113,10 +118,13 @@ func.func private @use(memref<?x2048xbf16>)
 // CHECK: gpu.launch clusters({{.*}}) dynamic_shared_memory_size %c230656_i32
 // CHECK:   func.call @rnn_persistent_g4_h2048_begin
 // CHECK:   scf.for %[[STEP:.*]] =
-// CHECK:     func.call @rnn_persistent_g4_h2048_product
 // CHECK:     %[[ROW:.*]] = memref.subview %{{.*}}[%[[STEP]], 0, 0] [1, %{{.*}}, 8192]
 // CHECK:     %[[GATE0:.*]] = memref.subview %[[ROW]][0, 0] [%{{.*}}, 2048]
 // CHECK:     %[[GATE3:.*]] = memref.subview %[[ROW]][0, 6144] [%{{.*}}, 2048]
+// The projection's gate rows are prefetched, the cell state is not.
+// CHECK-COUNT-2: func.call @rnn_persistent_prefetch_l1(
+// CHECK-NOT: func.call @rnn_persistent_prefetch_l1(
+// CHECK:     func.call @rnn_persistent_g4_h2048_product
 // CHECK:     scf.for
 // CHECK:       memref.load %[[GATE0]]
 // CHECK:       %[[SUM:.*]] = func.call @rnn_persistent_g4_h2048_sum

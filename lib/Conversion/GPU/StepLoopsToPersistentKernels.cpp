@@ -42,6 +42,7 @@ namespace {
 constexpr llvm::StringLiteral kRequireResident =
     "rnn_cuda_require_resident_next_launch";
 constexpr llvm::StringLiteral kTakeRefused = "rnn_cuda_take_refused_launch";
+constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 
 /// A step loop of the form the persistent kernel runs: per step, the
 /// product P = S x U^T (S the bf16 state [B, H], U the bf16 weight
@@ -293,8 +294,6 @@ public:
             b, loc, b.getI64Type(),
             arith::MulIOp::create(
                 b, loc, parity, constant(persistent::kMaxBatch * r.hidden)))});
-    call("product", {toI32(step), batch32, previous, counterPtr, fragments});
-
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views;
     scf::ForOp loop = r.loop;
@@ -307,16 +306,49 @@ public:
     // Thread t takes (row, unit) = divmod(p, 16) for p = t, t + 384, ...
     constexpr int64_t kUnits = persistent::kUnitsPerBlock;
     Value elements = arith::MulIOp::create(b, loc, batch, constant(kUnits));
+    Value blockColumn = arith::MulIOp::create(b, loc, block, constant(kUnits));
+    auto element = [&](Value p) {
+      Value unit = arith::RemUIOp::create(b, loc, p, constant(kUnits));
+      return std::make_tuple(
+          unit, Value(arith::DivUIOp::create(b, loc, p, constant(kUnits))),
+          Value(arith::AddIOp::create(b, loc, blockColumn, unit)));
+    };
+    linalg::GenericOp pw = r.pointwise;
+
+    // The step's rows of what it reads besides the product (its
+    // projection) do not depend on it: into L1 while the blocks wait for
+    // each other and multiply (the LSTM's pointwise phase took 3.4 us a
+    // step without, 2.3 with, in bench/experiments/persistent_bf16_lstm.cu).
+    auto prefetchLoop = scf::ForOp::create(
+        b, loc, thread, elements, constant(persistent::kThreadsPerBlock));
+    {
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPointToStart(prefetchLoop.getBody());
+      auto [unit, row, column] = element(prefetchLoop.getInductionVar());
+      for (OpOperand &operand : pw->getOpOperands()) {
+        bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
+        if (!pw.isDpsInput(&operand) || operand.get() == r.state ||
+            (gate && !r.accumulates) ||
+            pw.getBody()->getArgument(operand.getOperandNumber()).use_empty())
+          continue;
+        // Only what changes with the step: the addresses of what does not
+        // would be hoisted out of the time loop and held in registers, and
+        // the product needs them all (spills made the LSTM's step slower).
+        if (!dependsOnStep(operand.get()))
+          continue;
+        Value view = views.lookupOrDefault(operand.get());
+        call("prefetch",
+             {addressOf(view, indices(pw.getMatchingIndexingMap(&operand), row,
+                                      column))});
+      }
+    }
+    call("product", {toI32(step), batch32, previous, counterPtr, fragments});
+
     auto elementLoop = scf::ForOp::create(
         b, loc, thread, elements, constant(persistent::kThreadsPerBlock));
     b.setInsertionPointToStart(elementLoop.getBody());
-    Value p = elementLoop.getInductionVar();
-    Value unit = arith::RemUIOp::create(b, loc, p, constant(kUnits));
-    Value row = arith::DivUIOp::create(b, loc, p, constant(kUnits));
-    Value column = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, block, constant(kUnits)), unit);
+    auto [unit, row, column] = element(elementLoop.getInductionVar());
 
-    linalg::GenericOp pw = r.pointwise;
     Block *body = pw.getBody();
     IRMapping scalars;
     for (OpOperand &operand : pw->getOpOperands()) {
@@ -375,6 +407,32 @@ private:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
   }
+  /// Whether `value` (used in the step loop) is computed from the step index.
+  bool dependsOnStep(Value value) {
+    scf::ForOp loop = r.loop;
+    if (value == loop.getInductionVar())
+      return true;
+    Operation *def = value.getDefiningOp();
+    return def && def->getBlock() == loop.getBody() &&
+           llvm::any_of(def->getOperands(),
+                        [&](Value v) { return dependsOnStep(v); });
+  }
+  /// The address of `view`[`at`], as a pointer.
+  Value addressOf(Value view, ArrayRef<Value> at) {
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, view);
+    Value linear = metadata.getOffset();
+    for (auto [index, stride] : llvm::zip(at, metadata.getStrides()))
+      linear = arith::AddIOp::create(
+          b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+    unsigned bytes =
+        cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
+    Value address = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view),
+        arith::MulIOp::create(b, loc, linear, constant(bytes)));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), address)));
+  }
   SmallVector<Value> indices(AffineMap map, Value row, Value column) {
     if (isIdentity2D(map))
       return {row, column};
@@ -400,9 +458,11 @@ private:
     return needed->contains(op);
   }
   func::CallOp call(StringRef entry, ValueRange args) {
-    std::string name = ("rnn_persistent_g" + Twine(r.gates) + "_h" +
-                        Twine(r.hidden) + "_" + entry)
-                           .str();
+    std::string name = entry == "prefetch"
+                           ? std::string(kPrefetch)
+                           : ("rnn_persistent_g" + Twine(r.gates) + "_h" +
+                              Twine(r.hidden) + "_" + entry)
+                                 .str();
     Type result = entry == "sum" ? b.getF32Type() : Type();
     return func::CallOp::create(b, loc, name,
                                 result ? TypeRange{result} : TypeRange{}, args);
@@ -429,6 +489,7 @@ void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
                   FunctionType::get(ctx, {i32, i32, i32}, {f32}));
   declareFunction(module, prefix + "release",
                   FunctionType::get(ctx, {ptr}, {}));
+  declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
 void rewrite(const Recurrence &r, ModuleOp module) {
