@@ -259,56 +259,62 @@ def check_persistent(model_dir, report):
     in another order."""
     print("== correctness: persistent recurrences (bf16, H=2048) vs torch.nn.LSTM/GRU "
           "and vs the step-by-step path")
-    for kind in ("lstm_bf16", "gru_bf16"):
-        path = os.path.join(model_dir, f"{kind}_I2048_H2048.so")
+    cases = [(kind, False, T, B) for kind in ("lstm_bf16", "gru_bf16")
+             for T, B in ((1, 8), (7, 24), (50, 32), (3, 16), (5, 40), (4, 12))]
+    # Reverse scans (the kernel walks the views from the last step down).
+    cases += [(kind, True, T, B) for kind in ("lstm_bf16", "gru_bf16")
+              for T, B in ((7, 24), (5, 40))]
+    for kind, reverse, T, B in cases:
+        path = os.path.join(model_dir, f"{kind}_I2048_H2048{'_reverse' if reverse else ''}.so")
         if not os.path.exists(path):
             continue
         model = CudaModel(path)
         gru = cell_of(kind) == "gru"
         name = f"{cell_of(kind)}_seq"
-        for T, B in ((1, 8), (7, 24), (50, 32), (3, 16), (5, 40), (4, 12)):
-            torch.manual_seed(T * 100 + B)
-            ref = (torch.nn.GRU if gru else torch.nn.LSTM)(2048, 2048).cuda()
-            xs = torch.randn(T, B, 2048, device="cuda")
-            states = [torch.randn(1, B, 2048, device="cuda") for _ in range(1 if gru else 2)]
-            args = module_args(kind, ref, xs, states, 1, True)
-            with torch.no_grad():
-                expected = ref(xs, states[0] if gru else tuple(states))
-                expected = [expected[0]] + ([expected[1]] if gru else list(expected[1]))
-                expected = [e.reshape(-1, 2048).double().cpu().numpy() for e in expected]
-                outs = model.outputs(name, args)
-                results = {}
-                for label, run in (("direct", without_graphs(lambda: model(name, args, outs))),
-                                   ("graph", lambda: model(name, args, outs)),
-                                   ("stepwise", with_setting(lambda: model(name, args, outs),
-                                                             "RNN_CUDA_PERSISTENT", "0"))):
-                    side = torch.cuda.Stream()
-                    side.wait_stream(torch.cuda.current_stream())
-                    with torch.cuda.stream(side):
-                        for _ in range(2 if label == "graph" else 1):
-                            for o in outs:
-                                o.fill_(float("nan"))
-                            run()
-                        side.synchronize()
-                    results[label] = [o.reshape(-1, 2048).cpu() for o in outs]
-            errs = {k: max(rel_err(o.double().numpy(), e) for o, e in zip(v, expected))
-                    for k, v in results.items()}
-            diff = max(rel_err(a.double().numpy(), b.double().numpy())
-                       for a, b in zip(results["graph"], results["stepwise"]))
-            same = all(torch.equal(a, b) for a, b in zip(results["direct"], results["stepwise"]))
-            takes = B % 8 == 0 and B <= 32
-            # Step by step where the kernel does not take the batch; a
-            # different summation order (not bit-equal) where it does.
-            ok = max(errs.values()) <= 1e-2 and same == (not takes)
-            print(f"  {kind:9s} T={T:2d} B={B:2d}  rel err vs torch: direct {errs['direct']:.1e}, "
-                  f"graph {errs['graph']:.1e}, step by step {errs['stepwise']:.1e}; "
-                  f"{'equal to' if same else f'{diff:.1e} from'} the step-by-step path "
-                  f"({'persistent kernel' if takes else 'step loop'} expected) "
-                  f"{'ok' if ok else 'FAIL'}")
-            report.append({"check": "persistent", "kind": kind, "T": T, "B": B,
-                           "rel_err": max(errs.values()), "per_path": errs,
-                           "rel_diff_to_stepwise": diff, "equal_to_stepwise": same,
-                           "ok": ok})
+        torch.manual_seed(T * 100 + B)
+        ref = (torch.nn.GRU if gru else torch.nn.LSTM)(2048, 2048).cuda()
+        xs = torch.randn(T, B, 2048, device="cuda")
+        states = [torch.randn(1, B, 2048, device="cuda") for _ in range(1 if gru else 2)]
+        args = module_args(kind, ref, xs, states, 1, True)
+        with torch.no_grad():
+            expected = ref(xs.flip(0) if reverse else xs, states[0] if gru else tuple(states))
+            expected = [expected[0].flip(0) if reverse else expected[0]] + (
+                [expected[1]] if gru else list(expected[1]))
+            expected = [e.reshape(-1, 2048).double().cpu().numpy() for e in expected]
+            outs = model.outputs(name, args)
+            results = {}
+            for label, run in (("direct", without_graphs(lambda: model(name, args, outs))),
+                               ("graph", lambda: model(name, args, outs)),
+                               ("stepwise", with_setting(lambda: model(name, args, outs),
+                                                         "RNN_CUDA_PERSISTENT", "0"))):
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(2 if label == "graph" else 1):
+                        for o in outs:
+                            o.fill_(float("nan"))
+                        run()
+                    side.synchronize()
+                results[label] = [o.reshape(-1, 2048).cpu() for o in outs]
+        errs = {k: max(rel_err(o.double().numpy(), e) for o, e in zip(v, expected))
+                for k, v in results.items()}
+        diff = max(rel_err(a.double().numpy(), b.double().numpy())
+                   for a, b in zip(results["graph"], results["stepwise"]))
+        same = all(torch.equal(a, b) for a, b in zip(results["direct"], results["stepwise"]))
+        takes = B % 8 == 0 and B <= 32
+        # Step by step where the kernel does not take the batch; a
+        # different summation order (not bit-equal) where it does.
+        ok = max(errs.values()) <= 1e-2 and same == (not takes)
+        print(f"  {kind + (' reverse' if reverse else ''):17s} T={T:2d} B={B:2d}  rel err vs torch: direct {errs['direct']:.1e}, "
+              f"graph {errs['graph']:.1e}, step by step {errs['stepwise']:.1e}; "
+              f"{'equal to' if same else f'{diff:.1e} from'} the step-by-step path "
+              f"({'persistent kernel' if takes else 'step loop'} expected) "
+              f"{'ok' if ok else 'FAIL'}")
+        report.append({"check": "persistent", "kind": kind, "reverse": reverse,
+                       "T": T, "B": B,
+                       "rel_err": max(errs.values()), "per_path": errs,
+                       "rel_diff_to_stepwise": diff, "equal_to_stepwise": same,
+                       "ok": ok})
 
 
 def module_args(kind, ref, xs, states, layers, bf16):

@@ -48,7 +48,7 @@ def timing_table(rows, dtype):
            "|---|---|---|---|---|" + ("---|" if with_default else "")
            + "---|---|---|---|---|---|---|"]
     for r in rows:
-        if "kind" not in r or dtype_of(r) != dtype:
+        if "kind" not in r or "check" in r or dtype_of(r) != dtype:
             continue
         floor = FLOORS.get((dtype, r["config"]))
         ratio = r["ratio_cudnn_over_ours"]
@@ -68,7 +68,7 @@ def probe_table(rows, probe):
            "| + our projection GEMM (ms) | probe total (ms) | ours / probe |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
-        if r.get("kind") not in ("lstm", "lstm_bf16") or r["L"] != 1:
+        if r.get("kind") not in ("lstm", "lstm_bf16") or "check" in r or r["L"] != 1:
             continue
         key = (r["config"], "bf16" if r["kind"] == "lstm_bf16" else "tf32")
         if key not in probe or r.get("gemm_projection_ms") is None:
@@ -100,6 +100,20 @@ def breakdown_table(rows):
 def no_overlap_per_step(row):
     ms = row.get("ours_without_overlap_ms")
     return "" if ms is None else f"{1000 * ms / (row['T'] * row.get('L', 1)):.2f}"
+
+
+def persistent_table(rows):
+    """bf16 rows: ours against the same library with its persistent kernels
+    refused (RNN_CUDA_PERSISTENT=0), timed in the same rounds."""
+    out = ["| cell | config | ours (ms) | step by step, same library (ms) | step by step / ours |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        if "check" in r or r.get("ours_without_persistent_ms") is None:
+            continue
+        stepwise = r["ours_without_persistent_ms"]
+        out.append(f"| {CELL[r['kind']]} | {r['config']} | {r['ours_ms']:.3f} | "
+                   f"{stepwise:.3f} | {stepwise / r['ours_ms']:.2f}x |")
+    return "\n".join(out) if len(out) > 2 else ""
 
 
 def memory_table(rows):
@@ -146,6 +160,9 @@ def main(run_dir):
     print(timing_table(rows, "fp32") + "\n")
     print("### bf16 storage, fp32 accumulation and state\n")
     print(timing_table(rows, "bf16") + "\n")
+    if table := persistent_table(rows):
+        print("### bf16: persistent kernels against the step loop (same rounds)\n")
+        print(table + "\n")
     print("### Against the hand-written path (step_probe.cu, same run)\n")
     print(probe_table(rows, probe) + "\n")
     print("### Every zoo cell at `medium`\n")
@@ -165,7 +182,8 @@ def main(run_dir):
                   f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "persistent":
             path = "the persistent kernel" if not r["equal_to_stepwise"] else "the step loop"
-            print(f"{r['kind']} (H = 2048) T = {r['T']}, B = {r['B']}, direct and graph: "
+            print(f"{r['kind']}{' (reverse)' if r.get('reverse') else ''} (H = 2048) "
+                  f"T = {r['T']}, B = {r['B']}, direct and graph: "
                   f"within {r['rel_err']:.1e} of torch.nn (float32), ran {path} "
                   f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "default_stream_order":
