@@ -249,38 +249,42 @@ def check_default_stream_order(model_dir, report):
 
 
 def check_persistent(model_dir, report):
-    """The bf16 LSTM and GRU at H = 2048, whose recurrences are persistent
-    kernels, against torch.nn.LSTM/GRU (float32, the same weights) over batch
-    sizes of 1 to 4 tiles of 8 rows, with the step-by-step path of the same
+    """The bf16 LSTM and GRU at H = 2048 and 1024, whose recurrences are
+    persistent kernels, against torch.nn.LSTM/GRU (float32, the same
+    weights) over batch sizes of 1 to 4 (8) tiles of 8 rows, with the
+    step-by-step path of the same
     library (RNN_CUDA_PERSISTENT=0) beside them: a direct call (no graph),
     then graph replays on a side stream. Batches the kernel does not take
     (not a multiple of 8, or over 32) run the step loop: their outputs equal
     the step-by-step path's bit for bit, where the persistent kernel's sum
     in another order."""
-    print("== correctness: persistent recurrences (bf16, H=2048) vs torch.nn.LSTM/GRU "
+    print("== correctness: persistent recurrences (bf16, H=2048 and 1024) vs torch.nn.LSTM/GRU "
           "and vs the step-by-step path")
-    cases = [(kind, False, T, B) for kind in ("lstm_bf16", "gru_bf16")
-             for T, B in ((1, 8), (7, 24), (50, 32), (3, 16), (5, 40), (4, 12))]
+    # (H, reverse, T, B): at H = 2048 the kernel takes batches of 8 to 32
+    # rows, at H = 1024 (8 units a block) up to 64.
+    shapes = [(2048, False, T, B) for T, B in ((1, 8), (7, 24), (50, 32), (3, 16), (5, 40),
+                                               (4, 12))]
+    shapes += [(1024, False, T, B) for T, B in ((1, 8), (5, 40), (100, 64), (3, 72), (4, 12))]
     # Reverse scans (the kernel walks the views from the last step down).
-    cases += [(kind, True, T, B) for kind in ("lstm_bf16", "gru_bf16")
-              for T, B in ((7, 24), (5, 40))]
-    for kind, reverse, T, B in cases:
-        path = os.path.join(model_dir, f"{kind}_I2048_H2048{'_reverse' if reverse else ''}.so")
+    shapes += [(2048, True, T, B) for T, B in ((7, 24), (5, 40))]
+    cases = [(kind,) + shape for shape in shapes for kind in ("lstm_bf16", "gru_bf16")]
+    for kind, H, reverse, T, B in cases:
+        path = os.path.join(model_dir, f"{kind}_I{H}_H{H}{'_reverse' if reverse else ''}.so")
         if not os.path.exists(path):
             continue
         model = CudaModel(path)
         gru = cell_of(kind) == "gru"
         name = f"{cell_of(kind)}_seq"
         torch.manual_seed(T * 100 + B)
-        ref = (torch.nn.GRU if gru else torch.nn.LSTM)(2048, 2048).cuda()
-        xs = torch.randn(T, B, 2048, device="cuda")
-        states = [torch.randn(1, B, 2048, device="cuda") for _ in range(1 if gru else 2)]
+        ref = (torch.nn.GRU if gru else torch.nn.LSTM)(H, H).cuda()
+        xs = torch.randn(T, B, H, device="cuda")
+        states = [torch.randn(1, B, H, device="cuda") for _ in range(1 if gru else 2)]
         args = module_args(kind, ref, xs, states, 1, True)
         with torch.no_grad():
             expected = ref(xs.flip(0) if reverse else xs, states[0] if gru else tuple(states))
             expected = [expected[0].flip(0) if reverse else expected[0]] + (
                 [expected[1]] if gru else list(expected[1]))
-            expected = [e.reshape(-1, 2048).double().cpu().numpy() for e in expected]
+            expected = [e.reshape(-1, H).double().cpu().numpy() for e in expected]
             outs = model.outputs(name, args)
             results = {}
             for label, run in (("direct", without_graphs(lambda: model(name, args, outs))),
@@ -295,23 +299,23 @@ def check_persistent(model_dir, report):
                             o.fill_(float("nan"))
                         run()
                     side.synchronize()
-                results[label] = [o.reshape(-1, 2048).cpu() for o in outs]
+                results[label] = [o.reshape(-1, H).cpu() for o in outs]
         errs = {k: max(rel_err(o.double().numpy(), e) for o, e in zip(v, expected))
                 for k, v in results.items()}
         diff = max(rel_err(a.double().numpy(), b.double().numpy())
                    for a, b in zip(results["graph"], results["stepwise"]))
         same = all(torch.equal(a, b) for a, b in zip(results["direct"], results["stepwise"]))
-        takes = B % 8 == 0 and B <= 32
+        takes = B % 8 == 0 and B <= (32 if H == 2048 else 64)
         # Step by step where the kernel does not take the batch; a
         # different summation order (not bit-equal) where it does.
         ok = max(errs.values()) <= 1e-2 and same == (not takes)
-        print(f"  {kind + (' reverse' if reverse else ''):17s} T={T:2d} B={B:2d}  rel err vs torch: direct {errs['direct']:.1e}, "
+        print(f"  {kind + (' reverse' if reverse else ''):17s} H={H} T={T:3d} B={B:2d}  rel err vs torch: direct {errs['direct']:.1e}, "
               f"graph {errs['graph']:.1e}, step by step {errs['stepwise']:.1e}; "
               f"{'equal to' if same else f'{diff:.1e} from'} the step-by-step path "
               f"({'persistent kernel' if takes else 'step loop'} expected) "
               f"{'ok' if ok else 'FAIL'}")
         report.append({"check": "persistent", "kind": kind, "reverse": reverse,
-                       "T": T, "B": B,
+                       "H": H, "T": T, "B": B,
                        "rel_err": max(errs.values()), "per_path": errs,
                        "rel_diff_to_stepwise": diff, "equal_to_stepwise": same,
                        "ok": ok})

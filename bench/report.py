@@ -182,7 +182,8 @@ def main(run_dir):
                   f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "persistent":
             path = "the persistent kernel" if not r["equal_to_stepwise"] else "the step loop"
-            print(f"{r['kind']}{' (reverse)' if r.get('reverse') else ''} (H = 2048) "
+            print(f"{r['kind']}{' (reverse)' if r.get('reverse') else ''} "
+                  f"(H = {r.get('H', 2048)}) "
                   f"T = {r['T']}, B = {r['B']}, direct and graph: "
                   f"within {r['rel_err']:.1e} of torch.nn (float32), ran {path} "
                   f"({'ok' if r['ok'] else 'FAIL'}).")

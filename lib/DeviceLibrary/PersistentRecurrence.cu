@@ -9,19 +9,22 @@
 // copies multicast to the two blocks of a cluster, the tensor-core product
 // and the grid-wide step barrier.
 //
-// Layout. Block k owns hidden units [16k, 16k + 16) of every gate: the rows
-// q·H + 16k + u of U ([G·H, H], bf16, rows are output columns). 384 threads,
-// 12 warps: warp (q, p) holds gate q's 16 rows over the K quarter p as
-// mma.m16n8k16 A fragments (H / 16 registers a lane, the array the caller
-// passes, which becomes registers once inlined). A fourth gate (the LSTM)
-// does not fit in registers: its rows stay in shared memory and the three
-// warps of a quarter share its product by batch tiles. Each K quarter's
-// sums go to a region of its own, batch-major, and gateSum adds the four.
+// Layout (include/rnn/DeviceLibrary/PersistentRecurrence.h). Block k owns
+// hidden units [nk, nk + n) of every gate (n = 16 at H = 2048, 8 at
+// H = 1024): the rows q·H + nk + u of U ([G·H, H], bf16, rows are output
+// columns), gate-major, in 16-row tiles. Warp (tile, p) holds its tile's
+// rows over the K quarter p as mma.m16n8k16 A fragments (H / 16 registers a
+// lane, the array the caller passes, which becomes registers once inlined).
+// At H = 2048 a tile is a gate; the LSTM's fourth does not fit in registers:
+// its rows stay in shared memory and the three warps of a quarter share its
+// product by batch tiles. At H = 1024 a tile spans two gates (the GRU's
+// second tile has 8 zero rows). Each K quarter's sums go to a region of
+// their own, batch-major, and gateSum adds the four.
 //
 // Preconditions (checked by the generated host code before the launch):
-// gridDim.x = H / 16 in clusters of 2, 384 threads, the dynamic shared
-// memory of rnn::persistent::sharedBytes (include/rnn/DeviceLibrary), a
-// batch that is a multiple of 8 up to 32, the step counter zero at launch.
+// blocks(H) blocks in clusters of 2, threadsPerBlock(G, H) threads, the
+// dynamic shared memory of sharedBytes(G, H), a batch that is a multiple of
+// 8 up to the layout's maxBatch, the step counter zero at launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,35 +35,38 @@
 namespace {
 
 using namespace rnn::persistent;
-constexpr int kUnits = kUnitsPerBlock;
-constexpr int kThreads = kThreadsPerBlock;
 constexpr int kCluster = kClusterSize;
-static_assert(kMaxBatch == 4 * kBatchTile, "four mbarriers, one per tile");
 
-template <int H> struct Dims {
+template <int G, int H> struct Shape {
+  static constexpr int kUnits = layoutFor(H).unitsPerBlock;
+  static constexpr int kMaxTiles = layoutFor(H).maxBatch / kBatchTile;
+  static constexpr int kThreads = threadsPerBlock(G, H);
   static constexpr int kLd = stagedRowBytes(H) / 2; // bf16 elements a row
   static constexpr int kQuarter = H / 4;
   static constexpr int kSteps = kQuarter / 16; // k16 steps a warp
-  static constexpr int kHBytes = stagedHBytes(H);
+  static constexpr int kSumsLd = sumsRowFloats(G, H);
+  static constexpr int kSumsStride = layoutFor(H).maxBatch * kSumsLd;
+  // The LSTM at H = 2048: its fourth gate's tile in shared memory.
+  static constexpr bool kSharedTile = extraTileBytes(G, H) > 0;
 };
-template <int G> constexpr int sumsLd() { return sumsRowFloats(G); }
+
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
-__shared__ __align__(8) unsigned long long rowsIn[4];
+__shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
 extern __shared__ __align__(16) unsigned char dynamicShared[];
 
 __device__ __forceinline__ unsigned smem32(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-template <int H> __device__ __forceinline__ __nv_bfloat16 *stagedH() {
+__device__ __forceinline__ __nv_bfloat16 *stagedH() {
   return reinterpret_cast<__nv_bfloat16 *>(dynamicShared);
 }
-template <int H> __device__ __forceinline__ __nv_bfloat16 *gateOWeights() {
-  return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + Dims<H>::kHBytes);
+template <int H> __device__ __forceinline__ __nv_bfloat16 *sharedTile() {
+  return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + stagedHBytes(H));
 }
 template <int G, int H> __device__ __forceinline__ float *quarterSums() {
   return reinterpret_cast<float *>(dynamicShared + stagedHBytes(H) +
-                                   extraGateBytes(G, H));
+                                   extraTileBytes(G, H));
 }
 
 __device__ __forceinline__ void mmaBf16(float (&d)[4], const unsigned *a,
@@ -82,15 +88,26 @@ __device__ __forceinline__ void waitPhase(unsigned long long *bar,
                  : "memory");
 }
 
+// The row of U ([G*H, H]) that row `row` of the block's tiles holds (rows
+// are gate-major: gate = row / units), or null for a padding row.
+template <int G, int H>
+__device__ __forceinline__ const __nv_bfloat16 *rowOfU(const __nv_bfloat16 *u,
+                                                       int row) {
+  constexpr int kUnits = Shape<G, H>::kUnits;
+  int gate = row / kUnits, unit = row % kUnits;
+  if (gate >= G)
+    return nullptr;
+  return u + (size_t)(gate * H + blockIdx.x * kUnits + unit) * H;
+}
+
 template <int G, int H>
 __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
                                       unsigned *fragments) {
-  using D = Dims<H>;
+  using S = Shape<G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, gate = warp / 4, quarter = warp % 4;
-  const int unit0 = blockIdx.x * kUnits;
+  const int g = lane / 4, t = lane % 4, tile = warp / 4, quarter = warp % 4;
   if (tid == 0) {
-    for (int nt = 0; nt < 4; ++nt)
+    for (int nt = 0; nt < S::kMaxTiles; ++nt)
       asm volatile(
           "mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem32(&rowsIn[nt])));
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -99,26 +116,32 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
                "barrier.cluster.wait.acquire.aligned;" ::
                    : "memory");
-  if constexpr (G == 4) {
-    __nv_bfloat16 *wo = gateOWeights<H>();
-    for (int v = tid; v < kUnits * H / 8; v += kThreads) {
+  if constexpr (S::kSharedTile) {
+    // The last tile's rows, whole, into shared memory.
+    __nv_bfloat16 *shared = sharedTile<H>();
+    for (int v = tid; v < kTileRows * H / 8; v += S::kThreads) {
       int row = v / (H / 8), col = 8 * (v % (H / 8));
-      *reinterpret_cast<uint4 *>(wo + row * D::kLd + col) =
+      *reinterpret_cast<uint4 *>(shared + row * S::kLd + col) =
           *reinterpret_cast<const uint4 *>(
-              u + (size_t)(3 * H + unit0 + row) * H + col);
+              rowOfU<G, H>(u, 3 * kTileRows + row) + col);
     }
   }
   // Lane (g, t)'s A fragments: a0 (row g, k 2t), a1 (row g + 8), a2 (row g,
-  // k 2t + 8), a3 (row g + 8, k 2t + 8) of each k16 step.
-  const unsigned *lo = reinterpret_cast<const unsigned *>(
-      u + (size_t)(gate * H + unit0 + g) * H + D::kQuarter * quarter);
-  const unsigned *hi = lo + 8 * H / 2;
+  // k 2t + 8), a3 (row g + 8, k 2t + 8) of each k16 step; zero for padding.
+  const __nv_bfloat16 *loRow = rowOfU<G, H>(u, tile * kTileRows + g);
+  const __nv_bfloat16 *hiRow = rowOfU<G, H>(u, tile * kTileRows + g + 8);
+  const unsigned *lo =
+      loRow ? reinterpret_cast<const unsigned *>(loRow + S::kQuarter * quarter)
+            : nullptr;
+  const unsigned *hi =
+      hiRow ? reinterpret_cast<const unsigned *>(hiRow + S::kQuarter * quarter)
+            : nullptr;
 #pragma unroll
-  for (int kk = 0; kk < D::kSteps; ++kk) {
-    fragments[4 * kk] = lo[8 * kk + t];
-    fragments[4 * kk + 1] = hi[8 * kk + t];
-    fragments[4 * kk + 2] = lo[8 * kk + t + 4];
-    fragments[4 * kk + 3] = hi[8 * kk + t + 4];
+  for (int kk = 0; kk < S::kSteps; ++kk) {
+    fragments[4 * kk] = lo ? lo[8 * kk + t] : 0;
+    fragments[4 * kk + 1] = hi ? hi[8 * kk + t] : 0;
+    fragments[4 * kk + 2] = lo ? lo[8 * kk + t + 4] : 0;
+    fragments[4 * kk + 3] = hi ? hi[8 * kk + t + 4] : 0;
   }
   __syncthreads();
 }
@@ -127,11 +150,11 @@ template <int G, int H>
 __device__ __forceinline__ void
 product(int step, int batch, const __nv_bfloat16 *hPrev,
         const unsigned *counter, const unsigned *fragments) {
-  using D = Dims<H>;
+  using S = Shape<G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, gate = warp / 4, quarter = warp % 4;
-  const int tiles = batch / 8;
-  __nv_bfloat16 *hs = stagedH<H>();
+  const int g = lane / 4, t = lane % 4, tile = warp / 4, quarter = warp % 4;
+  const int tiles = batch / kBatchTile;
+  __nv_bfloat16 *hs = stagedH();
   if (tid == 0) {
     if (step > 0) {
       // Every block has written h_{t-1}: the counter counts blocks done
@@ -153,70 +176,71 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
-          "r"(8 * H * 2)
+          "r"(kBatchTile * H * 2)
           : "memory");
       // This block's half of the tile's rows, to both blocks of the cluster.
-      for (int row = 8 * nt + (int)rank; row < 8 * nt + 8; row += kCluster)
+      for (int row = kBatchTile * nt + (int)rank; row < kBatchTile * (nt + 1);
+           row += kCluster)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-                     "[%3], %4;" ::"r"(smem32(hs + row * D::kLd)),
+                     "[%3], %4;" ::"r"(smem32(hs + row * S::kLd)),
                      "l"(hPrev + (size_t)row * H), "r"(H * 2),
                      "r"(smem32(&rowsIn[nt])),
                      "h"((unsigned short)((1 << kCluster) - 1))
                      : "memory");
     }
   }
-  constexpr int kSumsLd = sumsLd<G>();
-  float *mine = quarterSums<G, H>() + quarter * kMaxBatch * kSumsLd;
+  float *mine = quarterSums<G, H>() + quarter * S::kSumsStride;
   const __nv_bfloat16 *bBase =
-      hs + (lane % 8) * D::kLd + D::kQuarter * quarter + 8 * ((lane / 8) % 2);
-  // Gate o (G = 4): warp 0 of a quarter takes tiles 0 and 1, warps 1 and 2
-  // take tiles 2 and 3.
-  auto ownsO = [&](int nt) { return gate == 0 ? nt < 2 : nt == gate + 1; };
-  const __nv_bfloat16 *aO = gateOWeights<H>() +
-                            (lane % 8 + 8 * ((lane / 8) % 2)) * D::kLd +
-                            8 * (lane / 16) + D::kQuarter * quarter;
+      hs + (lane % 8) * S::kLd + S::kQuarter * quarter + 8 * ((lane / 8) % 2);
+  // The shared tile (the LSTM at H = 2048): warp 0 of a quarter takes batch
+  // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
+  auto ownsShared = [&](int nt) { return tile == 0 ? nt < 2 : nt == tile + 1; };
+  const __nv_bfloat16 *aShared = sharedTile<H>() +
+                                 (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
+                                 8 * (lane / 16) + S::kQuarter * quarter;
 #pragma unroll
-  for (int nt = 0; nt < 4; ++nt) {
+  for (int nt = 0; nt < S::kMaxTiles; ++nt) {
     if (nt >= tiles)
       break;
     waitPhase(&rowsIn[nt], step & 1);
-    const __nv_bfloat16 *bTile = bBase + nt * 8 * D::kLd;
-    const int b = nt * 8 + 2 * t;
+    const __nv_bfloat16 *bTile = bBase + nt * kBatchTile * S::kLd;
+    const int b = nt * kBatchTile + 2 * t;
     float acc[4] = {};
 #pragma unroll
-    for (int kk = 0; kk < D::kSteps; ++kk) {
+    for (int kk = 0; kk < S::kSteps; ++kk) {
       unsigned b0, b1;
       asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                    : "=r"(b0), "=r"(b1)
                    : "r"(smem32(bTile + 16 * kk)));
       mmaBf16(acc, fragments + 4 * kk, b0, b1);
     }
-    // acc: rows (g, g + 8) of the warp's gate, batch rows b, b + 1.
-    const int row = gate * kUnits + g;
-    mine[b * kSumsLd + row] = acc[0];
-    mine[(b + 1) * kSumsLd + row] = acc[1];
-    mine[b * kSumsLd + row + 8] = acc[2];
-    mine[(b + 1) * kSumsLd + row + 8] = acc[3];
-    if constexpr (G == 4) {
-      if (ownsO(nt)) {
-        float accO[4] = {};
+    // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
+    const int row = tile * kTileRows + g;
+    mine[b * S::kSumsLd + row] = acc[0];
+    mine[(b + 1) * S::kSumsLd + row] = acc[1];
+    mine[b * S::kSumsLd + row + 8] = acc[2];
+    mine[(b + 1) * S::kSumsLd + row + 8] = acc[3];
+    if constexpr (S::kSharedTile) {
+      if (ownsShared(nt)) {
+        float accS[4] = {};
 #pragma unroll
-        for (int kk = 0; kk < D::kSteps; ++kk) {
+        for (int kk = 0; kk < S::kSteps; ++kk) {
           unsigned a[4], b0, b1;
           asm volatile(
               "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-              : "r"(smem32(aO + 16 * kk)));
+              : "r"(smem32(aShared + 16 * kk)));
           asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                        : "=r"(b0), "=r"(b1)
                        : "r"(smem32(bTile + 16 * kk)));
-          mmaBf16(accO, a, b0, b1);
+          mmaBf16(accS, a, b0, b1);
         }
-        mine[b * kSumsLd + 48 + g] = accO[0];
-        mine[(b + 1) * kSumsLd + 48 + g] = accO[1];
-        mine[b * kSumsLd + 56 + g] = accO[2];
-        mine[(b + 1) * kSumsLd + 56 + g] = accO[3];
+        const int rowS = 3 * kTileRows + g;
+        mine[b * S::kSumsLd + rowS] = accS[0];
+        mine[(b + 1) * S::kSumsLd + rowS] = accS[1];
+        mine[b * S::kSumsLd + rowS + 8] = accS[2];
+        mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[3];
       }
     }
   }
@@ -225,9 +249,11 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
 
 template <int G, int H>
 __device__ __forceinline__ float gateSum(int gate, int b, int unit) {
-  constexpr int kSumsLd = sumsLd<G>(), kStride = kMaxBatch * kSumsLd;
-  const float *q = quarterSums<G, H>() + b * kSumsLd + gate * kUnits + unit;
-  return q[0] + q[kStride] + q[2 * kStride] + q[3 * kStride];
+  using S = Shape<G, H>;
+  const float *q =
+      quarterSums<G, H>() + b * S::kSumsLd + gate * S::kUnits + unit;
+  return q[0] + q[S::kSumsStride] + q[2 * S::kSumsStride] +
+         q[3 * S::kSumsStride];
 }
 
 __device__ __forceinline__ void release(unsigned *counter) {
@@ -272,5 +298,7 @@ rnn_persistent_prefetch_l1(const void *address) {
     release(counter);                                                          \
   }
 
+RNN_PERSISTENT_ENTRY_POINTS(3, 1024)
+RNN_PERSISTENT_ENTRY_POINTS(4, 1024)
 RNN_PERSISTENT_ENTRY_POINTS(3, 2048)
 RNN_PERSISTENT_ENTRY_POINTS(4, 2048)

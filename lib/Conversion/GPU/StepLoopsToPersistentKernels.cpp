@@ -292,8 +292,8 @@ public:
         b, loc, ptrType, b.getBF16Type(), hBase,
         ValueRange{arith::IndexCastOp::create(
             b, loc, b.getI64Type(),
-            arith::MulIOp::create(
-                b, loc, parity, constant(persistent::kMaxBatch * r.hidden)))});
+            arith::MulIOp::create(b, loc, parity,
+                                  constant(maxBatch() * r.hidden)))});
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views;
     scf::ForOp loop = r.loop;
@@ -303,8 +303,9 @@ public:
           neededByGroup(&op))
         b.clone(op, views);
 
-    // Thread t takes (row, unit) = divmod(p, 16) for p = t, t + 384, ...
-    constexpr int64_t kUnits = persistent::kUnitsPerBlock;
+    // Thread t takes (row, unit) = divmod(p, units) for p = t, t + threads,
+    // ...
+    const int64_t kUnits = persistent::layoutFor(r.hidden).unitsPerBlock;
     Value elements = arith::MulIOp::create(b, loc, batch, constant(kUnits));
     Value blockColumn = arith::MulIOp::create(b, loc, block, constant(kUnits));
     auto element = [&](Value p) {
@@ -319,8 +320,8 @@ public:
     // projection) do not depend on it: into L1 while the blocks wait for
     // each other and multiply (the LSTM's pointwise phase took 3.4 us a
     // step without, 2.3 with, in bench/experiments/persistent_bf16_lstm.cu).
-    auto prefetchLoop = scf::ForOp::create(
-        b, loc, thread, elements, constant(persistent::kThreadsPerBlock));
+    auto prefetchLoop =
+        scf::ForOp::create(b, loc, thread, elements, constant(threads()));
     {
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPointToStart(prefetchLoop.getBody());
@@ -344,8 +345,8 @@ public:
     }
     call("product", {toI32(step), batch32, previous, counterPtr, fragments});
 
-    auto elementLoop = scf::ForOp::create(
-        b, loc, thread, elements, constant(persistent::kThreadsPerBlock));
+    auto elementLoop =
+        scf::ForOp::create(b, loc, thread, elements, constant(threads()));
     b.setInsertionPointToStart(elementLoop.getBody());
     auto [unit, row, column] = element(elementLoop.getInductionVar());
 
@@ -394,6 +395,10 @@ public:
   }
 
 private:
+  int64_t maxBatch() const { return persistent::layoutFor(r.hidden).maxBatch; }
+  int64_t threads() const {
+    return persistent::threadsPerBlock(r.gates, r.hidden);
+  }
   Value constant(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -512,11 +517,12 @@ void rewrite(const Recurrence &r, ModuleOp module) {
   };
   Value steps = loop.getUpperBound();
   Value batch = memref::DimOp::create(b, loc, r.state, 0);
-  // The library's shapes: a batch of whole 8-row tiles, at most 4.
+  // The library's shapes: a batch of whole 8-row tiles, up to the layout's.
   Value fits = cmp(arith::CmpIPredicate::ugt, batch, index(0));
   fits = arith::AndIOp::create(
       b, loc, fits,
-      cmp(arith::CmpIPredicate::ule, batch, index(persistent::kMaxBatch)));
+      cmp(arith::CmpIPredicate::ule, batch,
+          index(persistent::layoutFor(r.hidden).maxBatch)));
   fits = arith::AndIOp::create(
       b, loc, fits,
       cmp(arith::CmpIPredicate::eq,
@@ -525,10 +531,11 @@ void rewrite(const Recurrence &r, ModuleOp module) {
   fits = arith::AndIOp::create(b, loc, fits,
                                cmp(arith::CmpIPredicate::sgt, steps, index(0)));
 
-  // h_{t-1} and h_t alternate between the two halves of a scratch buffer:
-  // every block reads all of h_{t-1} while the others write h_t.
-  auto hType =
-      MemRefType::get({2, persistent::kMaxBatch, r.hidden}, b.getBF16Type());
+  // h_{t-1} and h_t alternate between the two halves of a scratch buffer
+  // (rows for the largest batch): every block reads all of h_{t-1} while
+  // the others write h_t.
+  auto hType = MemRefType::get(
+      {2, persistent::layoutFor(r.hidden).maxBatch, r.hidden}, b.getBF16Type());
   Value hBuffer = memref::AllocOp::create(b, loc, hType);
   Value counter =
       memref::AllocOp::create(b, loc, MemRefType::get({1}, b.getI32Type()));
@@ -557,8 +564,8 @@ void rewrite(const Recurrence &r, ModuleOp module) {
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
-        b, loc, index(r.hidden / persistent::kUnitsPerBlock), one, one,
-        index(persistent::kThreadsPerBlock), one, one,
+        b, loc, index(persistent::blocks(r.hidden)), one, one,
+        index(persistent::threadsPerBlock(r.gates, r.hidden)), one, one,
         arith::ConstantIntOp::create(
             b, loc, persistent::sharedBytes(r.gates, r.hidden), 32),
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
