@@ -10,16 +10,15 @@
 // and the grid-wide step barrier.
 //
 // Layout (include/rnn/DeviceLibrary/PersistentRecurrence.h). Block k owns
-// hidden units [nk, nk + n) of every gate (n = 16 at H = 2048, 8 at
-// H = 1024): the rows q·H + nk + u of U ([G·H, H], bf16, rows are output
-// columns), gate-major, in 16-row tiles. Warp (tile, p) holds its tile's
-// rows over the K quarter p as mma.m16n8k16 A fragments (H / 16 registers a
-// lane, the array the caller passes, which becomes registers once inlined).
-// At H = 2048 a tile is a gate; the LSTM's fourth does not fit in registers:
-// its rows stay in shared memory and the three warps of a quarter share its
-// product by batch tiles. At H = 1024 a tile spans two gates (the GRU's
-// second tile has 8 zero rows). Each K quarter's sums go to a region of
-// their own, batch-major, and gateSum adds the four.
+// hidden units [nk, nk + n) of every gate (n = 16): the rows q·H + nk + u of
+// U ([G·H, H], bf16, rows are output columns), gate-major, in 16-row tiles
+// (rows past the last gate, if a layout had them, are zero). Warp (tile, p)
+// holds its tile's rows over the K quarter p as mma.m16n8k16 A fragments
+// (H / 16 registers a lane, the array the caller passes, which becomes
+// registers once inlined). The LSTM's fourth tile does not fit in
+// registers: its rows stay in shared memory and the three warps of a
+// quarter share its product by batch tiles. Each K quarter's sums go to a
+// region of their own, batch-major, and gateSum adds the four.
 //
 // Preconditions (checked by the generated host code before the launch):
 // blocks(H) blocks in clusters of 2, threadsPerBlock(G, H) threads, the
@@ -46,7 +45,7 @@ template <int G, int H> struct Shape {
   static constexpr int kSteps = kQuarter / 16; // k16 steps a warp
   static constexpr int kSumsLd = sumsRowFloats(G, H);
   static constexpr int kSumsStride = layoutFor(H).maxBatch * kSumsLd;
-  // The LSTM at H = 2048: its fourth gate's tile in shared memory.
+  // The LSTM: its fourth gate's tile in shared memory.
   static constexpr bool kSharedTile = extraTileBytes(G, H) > 0;
 };
 
@@ -193,7 +192,7 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
   float *mine = quarterSums<G, H>() + quarter * S::kSumsStride;
   const __nv_bfloat16 *bBase =
       hs + (lane % 8) * S::kLd + S::kQuarter * quarter + 8 * ((lane / 8) % 2);
-  // The shared tile (the LSTM at H = 2048): warp 0 of a quarter takes batch
+  // The shared tile (the LSTM): warp 0 of a quarter takes batch
   // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
   auto ownsShared = [&](int nt) { return tile == 0 ? nt < 2 : nt == tile + 1; };
   const __nv_bfloat16 *aShared = sharedTile<H>() +
@@ -298,7 +297,5 @@ rnn_persistent_prefetch_l1(const void *address) {
     release(counter);                                                          \
   }
 
-RNN_PERSISTENT_ENTRY_POINTS(3, 1024)
-RNN_PERSISTENT_ENTRY_POINTS(4, 1024)
 RNN_PERSISTENT_ENTRY_POINTS(3, 2048)
 RNN_PERSISTENT_ENTRY_POINTS(4, 2048)

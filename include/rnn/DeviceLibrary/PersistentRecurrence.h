@@ -20,28 +20,27 @@ constexpr int kClusterSize = 2;
 /// Rows of an mma tile of U (the mma's m).
 constexpr int kTileRows = 16;
 /// The most tiles of batch rows a layout stages (one mbarrier each).
-constexpr int kMaxBatchTiles = 8;
+constexpr int kMaxBatchTiles = 4;
 
 /// How a recurrence is spread over the GPU: 128 blocks (one per SM of the
 /// H100), each owning `unitsPerBlock` hidden units of every gate, i.e. the
 /// rows gate * H + unit of U. A block's rows, gate-major, form 16-row mma
 /// tiles; warp (tile, K quarter) holds its tile's rows over a quarter of K
-/// in registers. At H = 2048 a block owns 16 units (a tile per gate; a
-/// fourth gate's tile stays in shared memory), at H = 1024 8 units (a tile
-/// spans two gates), so that both fill the GPU.
+/// in registers. At H = 2048 a block owns 16 units: a tile per gate, a
+/// fourth gate's tile in shared memory. (8 units at H = 1024, a tile
+/// spanning two gates, was correct and not faster on the H100:
+/// docs/persistent-recurrences.md, "Open".)
 struct Layout {
   int unitsPerBlock;
   int maxBatch;
 };
-constexpr Layout layoutFor(long hidden) {
-  return hidden == 1024 ? Layout{8, 64} : Layout{16, 32};
-}
+constexpr Layout layoutFor(long /*hidden*/) { return Layout{16, 32}; }
 
 /// Whether the library has entry points for `gates` gates of `hidden`
-/// units: the GRU's 3 and the LSTM's 4, at H = 1024 and 2048 (the sizes
-/// measured, docs/persistent-recurrences.md).
+/// units: the GRU's 3 and the LSTM's 4 at H = 2048, the size measured
+/// (docs/persistent-recurrences.md).
 constexpr bool hasEntryPoints(long gates, long hidden) {
-  return (gates == 3 || gates == 4) && (hidden == 1024 || hidden == 2048);
+  return (gates == 3 || gates == 4) && hidden == 2048;
 }
 
 /// The block's 16-row tiles of U (the last one padded with zero rows).
@@ -88,8 +87,7 @@ constexpr int sharedBytes(int gates, int hidden) {
 
 static_assert(sharedBytes(4, 2048) == 230656, "as measured");
 static_assert(sharedBytes(3, 2048) == 156672, "as measured");
-static_assert(layoutFor(1024).maxBatch / kBatchTile <= kMaxBatchTiles &&
-                  layoutFor(2048).maxBatch / kBatchTile <= kMaxBatchTiles,
+static_assert(layoutFor(2048).maxBatch / kBatchTile <= kMaxBatchTiles,
               "one mbarrier per batch tile");
 
 } // namespace rnn::persistent
