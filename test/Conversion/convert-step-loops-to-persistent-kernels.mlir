@@ -9,7 +9,7 @@
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @gru_like
-// CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[P:[a-z0-9]+]]: memref<?x6144xf32>, %[[T:[a-z0-9]+]]: index)
+// CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[T:[a-z0-9]+]]: index)
 // The library's batch shapes: whole tiles of 8 rows, at most 32, and steps.
 // CHECK: memref.dim %[[S]]
 // CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x2048xbf16>
@@ -48,7 +48,8 @@
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
 // CHECK:       func.call @rnn_persistent_g3_h2048_release(
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
-// S is read after the loop: its last value comes back from the buffer.
+// S is not the loop's own scratch (here an argument the caller reads): its
+// last value comes back from the buffer.
 // CHECK:   scf.if
 // CHECK:     memref.copy %{{.*}}, %[[S]]
 // CHECK: } else {
@@ -64,11 +65,12 @@
 func.func @gru_like(%xp: memref<?x?x6144xf32>, %u: memref<6144x2048xbf16>,
                     %bias: memref<6144xf32>, %h: memref<?x2048xf32>,
                     %ys: memref<?x?x2048xf32>, %s: memref<?x2048xbf16>,
-                    %p: memref<?x6144xf32>, %steps: index) {
+                    %steps: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %p = memref.alloc(%batch) : memref<?x6144xf32>
   scf.for %t = %c0 to %steps step %c1 {
     %x = memref.subview %xp[%t, 0, 0] [1, %batch, 6144] [1, 1, 1] : memref<?x?x6144xf32> to memref<?x6144xf32, strided<[6144, 1], offset: ?>>
     linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
@@ -100,6 +102,7 @@ func.func @gru_like(%xp: memref<?x?x6144xf32>, %u: memref<6144x2048xbf16>,
       linalg.yield %4, %5, %4 : f32, bf16, f32
     }
   }
+  memref.dealloc %p : memref<?x6144xf32>
   call @use(%s) : (memref<?x2048xbf16>) -> ()
   return
 }
@@ -109,7 +112,8 @@ func.func private @use(memref<?x2048xbf16>)
 
 // An LSTM-shaped step: four gates, the product accumulating onto the step's
 // projection row (no fill), which the kernel adds to the library's sums.
-// S is only freed after the loop: nothing is copied back.
+// S is scratch of the loop's own, only freed after it: nothing is copied
+// back.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -136,12 +140,16 @@ func.func private @use(memref<?x2048xbf16>)
 // CHECK: scf.if
 // CHECK:   scf.for
 // CHECK: memref.dealloc %{{.*}} : memref<?x2048xbf16>
-func.func @lstm_like(%xp: memref<?x?x8192xf32>, %u: memref<8192x2048xbf16>,
-                     %c: memref<?x2048xf32>, %s: memref<?x2048xbf16>,
+func.func @lstm_like(%xs: memref<?x?x8192xf32>, %u: memref<8192x2048xbf16>,
+                     %c: memref<?x2048xf32>, %s0: memref<?x2048xbf16>,
                      %steps: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %batch = memref.dim %s0, %c0 : memref<?x2048xbf16>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x8192xf32>
+  memref.copy %xs, %xp : memref<?x?x8192xf32> to memref<?x?x8192xf32>
+  %s = memref.alloc(%batch) : memref<?x2048xbf16>
+  memref.copy %s0, %s : memref<?x2048xbf16> to memref<?x2048xbf16>
   scf.for %t = %c0 to %steps step %c1 {
     %x = memref.subview %xp[%t, 0, 0] [1, %batch, 8192] [1, 1, 1] : memref<?x?x8192xf32> to memref<?x8192xf32, strided<[8192, 1], offset: ?>>
     linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -168,6 +176,7 @@ func.func @lstm_like(%xp: memref<?x?x8192xf32>, %u: memref<8192x2048xbf16>,
     }
   }
   memref.dealloc %s : memref<?x2048xbf16>
+  memref.dealloc %xp : memref<?x?x8192xf32>
   return
 }
 
@@ -251,5 +260,120 @@ func.func @not_eligible(%u1: memref<1536x512xbf16>, %s1: memref<?x512xbf16>, %p1
     }
     memref.copy %s3, %other : memref<?x2048xbf16> to memref<?x2048xbf16>
   }
+  return
+}
+
+// -----
+
+// Left alone: the product's buffer read after the loop (the kernel never
+// stores it), an output written through a broadcast map (every row's thread
+// would store the same element), and an input that reads a buffer the group
+// writes one column over (another thread's element).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @product_read_after
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func @output_broadcast
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func @reads_neighbour
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func private @use_product(memref<?x6144xf32>)
+func.func @product_read_after(%u: memref<6144x2048xbf16>, %s: memref<?x2048xbf16>,
+    %h: memref<?x2048xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %p = memref.alloc(%batch) : memref<?x6144xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g, %h : memref<?x2048xf32, strided<[6144, 1]>>, memref<?x2048xf32>) outs(%h, %s : memref<?x2048xf32>, memref<?x2048xbf16>) {
+    ^bb0(%v: f32, %hv: f32, %o: f32, %o2: bf16):
+      %0 = arith.addf %v, %hv : f32
+      %1 = arith.truncf %0 : f32 to bf16
+      linalg.yield %0, %1 : f32, bf16
+    }
+  }
+  call @use_product(%p) : (memref<?x6144xf32>) -> ()
+  memref.dealloc %p : memref<?x6144xf32>
+  return
+}
+func.func @output_broadcast(%u: memref<6144x2048xbf16>, %s: memref<?x2048xbf16>,
+    %h: memref<?x2048xf32>, %last: memref<2048xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %p = memref.alloc(%batch) : memref<?x6144xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    linalg.generic {indexing_maps = [#id, #id, #col], iterator_types = ["parallel", "parallel"]}
+        ins(%g : memref<?x2048xf32, strided<[6144, 1]>>) outs(%s, %last : memref<?x2048xbf16>, memref<2048xf32>) {
+    ^bb0(%v: f32, %o: bf16, %o2: f32):
+      %1 = arith.truncf %v : f32 to bf16
+      linalg.yield %1, %v : bf16, f32
+    }
+  }
+  memref.dealloc %p : memref<?x6144xf32>
+  return
+}
+func.func @reads_neighbour(%u: memref<6144x2048xbf16>, %s: memref<?x2048xbf16>,
+    %h: memref<?x2048xf32>, %wide: memref<?x2049xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %p = memref.alloc(%batch) : memref<?x6144xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    %hs = memref.subview %wide[0, 1] [%batch, 2048] [1, 1] : memref<?x2049xf32> to memref<?x2048xf32, strided<[2049, 1], offset: 1>>
+    %hw = memref.subview %wide[0, 0] [%batch, 2048] [1, 1] : memref<?x2049xf32> to memref<?x2048xf32, strided<[2049, 1]>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g, %hs : memref<?x2048xf32, strided<[6144, 1]>>, memref<?x2048xf32, strided<[2049, 1], offset: 1>>) outs(%hw, %s : memref<?x2048xf32, strided<[2049, 1]>>, memref<?x2048xbf16>) {
+    ^bb0(%v: f32, %hv: f32, %o: f32, %o2: bf16):
+      %0 = arith.addf %v, %hv : f32
+      %1 = arith.truncf %0 : f32 to bf16
+      linalg.yield %0, %1 : f32, bf16
+    }
+  }
+  memref.dealloc %p : memref<?x6144xf32>
   return
 }

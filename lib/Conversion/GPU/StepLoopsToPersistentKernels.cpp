@@ -22,9 +22,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <optional>
@@ -111,6 +113,41 @@ bool rebuildableInKernel(Value value, scf::ForOp loop,
   });
 }
 
+/// The buffer `value` is a view of (through any chain of views), or
+/// `value` itself.
+Value underlyingBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `value` (used in the step loop) is computed from the step index.
+bool dependsOnStep(Value value, scf::ForOp loop) {
+  if (value == loop.getInductionVar())
+    return true;
+  Operation *def = value.getDefiningOp();
+  return def && def->getBlock() == loop.getBody() &&
+         llvm::any_of(def->getOperands(),
+                      [&](Value v) { return dependsOnStep(v, loop); });
+}
+
+/// Whether `buffer` is scratch of the loop's own: allocated in the loop's
+/// block, and otherwise only used by the loop, by ops before it that are not
+/// views (nothing can read it through an alias later), or freed. The kernel
+/// leaves behind only what the pointwise group writes, so anything else
+/// would be stale afterwards.
+bool isLoopScratch(Value buffer, scf::ForOp loop) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != loop->getBlock())
+    return false;
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    if (loop->isAncestor(user) || isa<memref::DeallocOp>(user))
+      return true;
+    return user->getBlock() == loop->getBlock() &&
+           user->isBeforeInBlock(loop) && !isa<ViewLikeOpInterface>(user);
+  });
+}
+
 FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
   Recurrence r;
   r.loop = loop;
@@ -181,6 +218,14 @@ FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
     if (loop.isDefinedOutsideOfLoop(r.product))
       return failure();
   }
+  // The kernel never stores the product: its buffer must be the loop's own
+  // scratch (the step loop's GEMM leaves the last step's product in it),
+  // and an accumulating product a new window of it every step.
+  Value productRoot = underlyingBuffer(r.product);
+  if (!isLoopScratch(productRoot, loop) ||
+      (r.accumulates && !dependsOnStep(r.product, loop)))
+    return failure();
+  Value stateRoot = underlyingBuffer(r.state);
 
   // The pointwise group: elementwise over [B, H], S written once.
   linalg::GenericOp pw = r.pointwise;
@@ -203,7 +248,8 @@ FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
         return failure();
       continue;
     }
-    if (!isIdentity2D(map) && !isColumnBroadcast(map))
+    // Every element is the thread's own: what it writes, it alone reads.
+    if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
       return failure();
     if (value == r.state) {
       if (!isIdentity2D(map))
@@ -212,15 +258,53 @@ FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
       continue;
     }
     // Anything else is rebuilt in the kernel from the step index; S and P
-    // only through the two cases above.
-    if (!rebuildableInKernel(value, loop, {r.product, r.state}))
+    // (or views of them) only through the two cases above.
+    Value root = underlyingBuffer(value);
+    if (root == stateRoot || root == productRoot ||
+        !rebuildableInKernel(value, loop, {r.product, r.state}))
       return failure();
   }
   if (stateWrites != 1)
     return failure();
-  if (!llvm::all_of(pw.getBody()->without_terminator(),
-                    [](Operation &op) { return isPureScalarOp(&op); }))
+  // A buffer the group writes may be read by it only at the element each
+  // thread writes (a state that lives in its output sequence reads the row
+  // the last step wrote): through identity maps and views that move only
+  // along dimensions they drop (the time axis). The product's buffer is not
+  // written at all.
+  SmallVector<Value> writtenRoots;
+  for (Value init : pw.getDpsInits())
+    if (init != r.state)
+      writtenRoots.push_back(underlyingBuffer(init));
+  if (llvm::is_contained(writtenRoots, productRoot))
     return failure();
+  for (OpOperand *input : pw.getDpsInputOperands()) {
+    Value value = input->get();
+    if (value == r.state ||
+        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
+      continue;
+    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
+      return failure();
+    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
+      auto subview = view.getDefiningOp<memref::SubViewOp>();
+      if (!subview || !llvm::all_of(subview.getStaticStrides(),
+                                    [](int64_t s) { return s == 1; }))
+        return failure();
+      llvm::SmallBitVector dropped = subview.getDroppedDims();
+      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
+        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
+          return failure();
+      view = subview.getSource();
+    }
+  }
+  // The body is cloned as it is: scalar ops on its arguments and on values
+  // from outside the loop (the launch captures those).
+  for (Operation &op : pw.getBody()->without_terminator())
+    if (!isPureScalarOp(&op) || isa<linalg::IndexOp>(op) ||
+        llvm::any_of(op.getOperands(), [&](Value v) {
+          return !pw->isAncestor(v.getParentRegion()->getParentOp()) &&
+                 !loop.isDefinedOutsideOfLoop(v);
+        }))
+      return failure();
   // Nothing else in the loop touches S or P.
   for (Operation *user : r.state.getUsers())
     if (loop->isAncestor(user) && user != r.matmul && user != r.pointwise)
@@ -243,19 +327,6 @@ void declareFunction(ModuleOp module, StringRef name, FunctionType type) {
     return;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   func::FuncOp::create(b, module.getLoc(), name, type).setPrivate();
-}
-
-/// Whether S is read after the loop (other than freed), so that its final
-/// value must be copied back from the kernel's double buffer.
-bool stateReadAfter(const Recurrence &r) {
-  for (Operation *user : r.state.getUsers()) {
-    if (r.loop->isAncestor(user) || isa<memref::DeallocOp>(user))
-      continue;
-    if (user->getBlock() == r.loop->getBlock() && user->isBeforeInBlock(r.loop))
-      continue;
-    return true;
-  }
-  return false;
 }
 
 class KernelBuilder {
@@ -335,7 +406,7 @@ public:
         // Only what changes with the step: the addresses of what does not
         // would be hoisted out of the time loop and held in registers, and
         // the product needs them all (spills made the LSTM's step slower).
-        if (!dependsOnStep(operand.get()))
+        if (!dependsOnStep(operand.get(), r.loop))
           continue;
         Value view = views.lookupOrDefault(operand.get());
         call("prefetch",
@@ -411,16 +482,6 @@ private:
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
-  }
-  /// Whether `value` (used in the step loop) is computed from the step index.
-  bool dependsOnStep(Value value) {
-    scf::ForOp loop = r.loop;
-    if (value == loop.getInductionVar())
-      return true;
-    Operation *def = value.getDefiningOp();
-    return def && def->getBlock() == loop.getBody() &&
-           llvm::any_of(def->getOperands(),
-                        [&](Value v) { return dependsOnStep(v); });
   }
   /// The address of `view`[`at`], as a pointer.
   Value addressOf(Value view, ArrayRef<Value> at) {
@@ -500,7 +561,7 @@ void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
 void rewrite(const Recurrence &r, ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   // Before this adds uses of S of its own.
-  bool copyBack = stateReadAfter(r);
+  bool copyBack = !isLoopScratch(r.state, r.loop);
   declareEntryPoints(module, r.gates, r.hidden);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,

@@ -910,11 +910,16 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
       check(optIn, "cuFuncSetAttribute");
     return refuse();
   }
-  CUlaunchAttribute attribute = {};
-  attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attribute.value.clusterDim.x = clusterX;
-  attribute.value.clusterDim.y = clusterY;
-  attribute.value.clusterDim.z = clusterZ;
+  CUlaunchAttribute attributes[2] = {};
+  attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attributes[0].value.clusterDim.x = clusterX;
+  attributes[0].value.clusterDim.y = clusterY;
+  attributes[0].value.clusterDim.z = clusterZ;
+  // A cooperative launch: the driver starts the grid only when all its
+  // blocks can be resident together, also beside other grids (two
+  // persistent kernels on two streams never hold part of the GPU each).
+  attributes[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attributes[1].value.cooperative = 1;
   CUlaunchConfig config = {};
   config.gridDimX = gridX;
   config.gridDimY = gridY;
@@ -924,8 +929,8 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
   config.blockDimZ = blockZ;
   config.sharedMemBytes = sharedBytes;
   config.hStream = static_cast<CUstream>(stream);
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = resident ? 2 : 1;
   // A kernel whose blocks wait for each other must have all of them on the
   // GPU at once, or it never finishes: the caller runs its fallback instead
   // (a GPU with fewer SMs, less shared memory, or no room for the clusters).
