@@ -68,6 +68,12 @@ template <int G, int H> __device__ __forceinline__ float *quarterSums() {
                                    extraTileBytes(G, H));
 }
 
+__device__ __forceinline__ unsigned long long globalNanoseconds() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
 __device__ __forceinline__ void mmaBf16(float (&d)[4], const unsigned *a,
                                         unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
@@ -158,13 +164,22 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
     if (step > 0) {
       // Every block has written h_{t-1}: the counter counts blocks done
       // with each step (zero at launch).
+      // Cooperative launches keep every block resident, so the wait ends;
+      // should it not (a GPU shared in ways the launch cannot see), the
+      // kernel traps after 10 s and the call reports an error instead of
+      // hanging.
       unsigned target = gridDim.x * step, now;
-      do
+      unsigned long long start = globalNanoseconds();
+      for (unsigned polls = 1;; ++polls) {
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
                      : "=r"(now)
                      : "l"(counter)
                      : "memory");
-      while ((int)(now - target) < 0);
+        if ((int)(now - target) >= 0)
+          break;
+        if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
+          __trap();
+      }
       // The bulk copies below read through the async proxy what the other
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");

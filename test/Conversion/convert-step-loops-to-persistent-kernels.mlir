@@ -268,7 +268,8 @@ func.func @not_eligible(%u1: memref<1536x512xbf16>, %s1: memref<?x512xbf16>, %p1
 // Left alone: the product's buffer read after the loop (the kernel never
 // stores it), an output written through a broadcast map (every row's thread
 // would store the same element), and an input that reads a buffer the group
-// writes one column over (another thread's element).
+// writes one column over (another thread's element), and a "matmul" marked
+// as one whose body subtracts.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -279,6 +280,8 @@ func.func @not_eligible(%u1: memref<1536x512xbf16>, %s1: memref<?x512xbf16>, %p1
 // CHECK-LABEL: func.func @output_broadcast
 // CHECK-NOT: gpu.launch
 // CHECK-LABEL: func.func @reads_neighbour
+// CHECK-NOT: gpu.launch
+// CHECK-LABEL: func.func @not_a_product
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func private @use_product(memref<?x6144xf32>)
@@ -368,6 +371,37 @@ func.func @reads_neighbour(%u: memref<6144x2048xbf16>, %s: memref<?x2048xbf16>,
     %hw = memref.subview %wide[0, 0] [%batch, 2048] [1, 1] : memref<?x2049xf32> to memref<?x2048xf32, strided<[2049, 1]>>
     linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
         ins(%g, %hs : memref<?x2048xf32, strided<[6144, 1]>>, memref<?x2048xf32, strided<[2049, 1], offset: 1>>) outs(%hw, %s : memref<?x2048xf32, strided<[2049, 1]>>, memref<?x2048xbf16>) {
+    ^bb0(%v: f32, %hv: f32, %o: f32, %o2: bf16):
+      %0 = arith.addf %v, %hv : f32
+      %1 = arith.truncf %0 : f32 to bf16
+      linalg.yield %0, %1 : f32, bf16
+    }
+  }
+  memref.dealloc %p : memref<?x6144xf32>
+  return
+}
+func.func @not_a_product(%u: memref<6144x2048xbf16>, %s: memref<?x2048xbf16>,
+    %h: memref<?x2048xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x2048xbf16>
+  %p = memref.alloc(%batch) : memref<?x6144xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x6144xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x2048xbf16>, memref<6144x2048xbf16>) outs(%p : memref<?x6144xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.subf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g = memref.subview %p[0, 0] [%batch, 2048] [1, 1] : memref<?x6144xf32> to memref<?x2048xf32, strided<[6144, 1]>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g, %h : memref<?x2048xf32, strided<[6144, 1]>>, memref<?x2048xf32>) outs(%h, %s : memref<?x2048xf32>, memref<?x2048xbf16>) {
     ^bb0(%v: f32, %hv: f32, %o: f32, %o2: bf16):
       %0 = arith.addf %v, %hv : f32
       %1 = arith.truncf %0 : f32 to bf16

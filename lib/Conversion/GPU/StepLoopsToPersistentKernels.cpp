@@ -148,6 +148,42 @@ bool isLoopScratch(Value buffer, scf::ForOp loop) {
   });
 }
 
+/// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
+/// rnn.matmul with an [N, K] weight: out[m, n] += a[m, k] * w[n, k], with
+/// f32 sums of the operands' extensions.
+bool isRowContraction(linalg::GenericOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  using Exprs = ArrayRef<AffineExpr>;
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<Exprs>{Exprs{m, k}, Exprs{n, k}, Exprs{m, n}}, ctx);
+  if (matmul.getIndexingMapsArray() != maps ||
+      matmul.getIteratorTypesArray() !=
+          SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction})
+    return false;
+  // extf, extf, mulf, addf of the accumulator, yield.
+  Block &body = matmul.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 5)
+    return false;
+  Value accumulator = body.getArgument(2);
+  Value product = add.getLhs() == accumulator ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() != accumulator && add.getRhs() != accumulator))
+    return false;
+  auto isExtensionOf = [](Value v, Value arg) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == arg;
+  };
+  Value a = body.getArgument(0), w = body.getArgument(1);
+  return (isExtensionOf(mul.getLhs(), a) && isExtensionOf(mul.getRhs(), w)) ||
+         (isExtensionOf(mul.getLhs(), w) && isExtensionOf(mul.getRhs(), a));
+}
+
 FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
   Recurrence r;
   r.loop = loop;
@@ -181,7 +217,7 @@ FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
   auto layout =
       r.matmul->getAttrOfType<IntegerAttr>(rnn::kGemmWeightLayoutAttr);
   if (!layout || layout.getInt() != 0 || r.matmul.getNumDpsInputs() != 2 ||
-      r.matmul.getNumDpsInits() != 1)
+      r.matmul.getNumDpsInits() != 1 || !isRowContraction(r.matmul))
     return failure();
   r.state = r.matmul.getDpsInputs()[0];
   r.weight = r.matmul.getDpsInputs()[1];
