@@ -790,6 +790,22 @@ RNN_EXPORT void *mgpuModuleGetFunction(void *module, const char *name) {
 
 namespace {
 
+/// cuLaunchKernelEx's configuration of a launch, without attributes.
+CUlaunchConfig launchConfig(intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                            intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                            int32_t sharedBytes, void *stream) {
+  CUlaunchConfig config = {};
+  config.gridDimX = gridX;
+  config.gridDimY = gridY;
+  config.gridDimZ = gridZ;
+  config.blockDimX = blockX;
+  config.blockDimY = blockY;
+  config.blockDimZ = blockZ;
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = static_cast<CUstream>(stream);
+  return config;
+}
+
 /// Set by rnn_cuda_overlap_next_launch, consumed by the next launch.
 thread_local bool overlapNextLaunch = false;
 
@@ -829,15 +845,8 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   CUlaunchAttribute attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   attribute.value.programmaticStreamSerializationAllowed = 1;
-  CUlaunchConfig config = {};
-  config.gridDimX = gridX;
-  config.gridDimY = gridY;
-  config.gridDimZ = gridZ;
-  config.blockDimX = blockX;
-  config.blockDimY = blockY;
-  config.blockDimZ = blockZ;
-  config.sharedMemBytes = sharedBytes;
-  config.hStream = static_cast<CUstream>(stream);
+  CUlaunchConfig config = launchConfig(gridX, gridY, gridZ, blockX, blockY,
+                                       blockZ, sharedBytes, stream);
   config.attrs = &attribute;
   config.numAttrs = 1;
   check(cuLaunchKernelEx(&config, static_cast<CUfunction>(function), params,
@@ -920,15 +929,8 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
   // persistent kernels on two streams never hold part of the GPU each).
   attributes[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
   attributes[1].value.cooperative = 1;
-  CUlaunchConfig config = {};
-  config.gridDimX = gridX;
-  config.gridDimY = gridY;
-  config.gridDimZ = gridZ;
-  config.blockDimX = blockX;
-  config.blockDimY = blockY;
-  config.blockDimZ = blockZ;
-  config.sharedMemBytes = sharedBytes;
-  config.hStream = static_cast<CUstream>(stream);
+  CUlaunchConfig config = launchConfig(gridX, gridY, gridZ, blockX, blockY,
+                                       blockZ, sharedBytes, stream);
   config.attrs = attributes;
   config.numAttrs = resident ? 2 : 1;
   // A kernel whose blocks wait for each other must have all of them on the
