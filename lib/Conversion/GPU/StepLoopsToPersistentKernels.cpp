@@ -89,7 +89,8 @@ std::optional<int64_t> gateOfView(Value view, Value product, int64_t hidden) {
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
   ArrayRef<int64_t> sizes = subview.getStaticSizes();
   ArrayRef<int64_t> strides = subview.getStaticStrides();
-  if (offsets.size() != 2 || offsets[0] != 0 || sizes[1] != hidden ||
+  if (offsets.size() != 2 || offsets[0] != 0 ||
+      ShapedType::isDynamic(offsets[1]) || sizes[1] != hidden ||
       strides[0] != 1 || strides[1] != 1 || offsets[1] % hidden != 0)
     return std::nullopt;
   return offsets[1] / hidden;
