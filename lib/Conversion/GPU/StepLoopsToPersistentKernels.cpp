@@ -66,23 +66,26 @@ struct Recurrence {
   SmallVector<std::optional<int64_t>> gateOfOperand;
 };
 
-bool isPureScalarOp(Operation *op) {
+} // namespace
+
+static bool isPureScalarOp(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
-bool isIdentity2D(AffineMap map) {
+static bool isIdentity2D(AffineMap map) {
   return map.getNumDims() == 2 && map.isIdentity();
 }
 
 /// (d0, d1) -> (d1): a per-column operand (a bias).
-bool isColumnBroadcast(AffineMap map) {
+static bool isColumnBroadcast(AffineMap map) {
   return map.getNumDims() == 2 && map.getNumResults() == 1 &&
          map.getResult(0) == getAffineDimExpr(1, map.getContext());
 }
 
 /// The gate whose columns `view` selects of `product` ([*, q*H] to
 /// [*, q*H + H), unit strides), if it is such a view.
-std::optional<int64_t> gateOfView(Value view, Value product, int64_t hidden) {
+static std::optional<int64_t> gateOfView(Value view, Value product,
+                                         int64_t hidden) {
   auto subview = view.getDefiningOp<memref::SubViewOp>();
   if (!subview || subview.getSource() != product)
     return std::nullopt;
@@ -99,8 +102,8 @@ std::optional<int64_t> gateOfView(Value view, Value product, int64_t hidden) {
 /// Whether every op inside `loop` that `value` depends on is a view or a
 /// pure scalar op (so the kernel can rebuild it from the step index), and
 /// it does not depend on any of `excluded`.
-bool rebuildableInKernel(Value value, scf::ForOp loop,
-                         ArrayRef<Value> excluded) {
+static bool rebuildableInKernel(Value value, scf::ForOp loop,
+                                ArrayRef<Value> excluded) {
   if (llvm::is_contained(excluded, value))
     return false;
   if (loop.isDefinedOutsideOfLoop(value) || value == loop.getInductionVar())
@@ -116,14 +119,14 @@ bool rebuildableInKernel(Value value, scf::ForOp loop,
 
 /// The buffer `value` is a view of (through any chain of views), or
 /// `value` itself.
-Value underlyingBuffer(Value value) {
+static Value underlyingBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
 }
 
 /// Whether `value` (used in the step loop) is computed from the step index.
-bool dependsOnStep(Value value, scf::ForOp loop) {
+static bool dependsOnStep(Value value, scf::ForOp loop) {
   if (value == loop.getInductionVar())
     return true;
   Operation *def = value.getDefiningOp();
@@ -137,7 +140,7 @@ bool dependsOnStep(Value value, scf::ForOp loop) {
 /// views (nothing can read it through an alias later), or freed. The kernel
 /// leaves behind only what the pointwise group writes, so anything else
 /// would be stale afterwards.
-bool isLoopScratch(Value buffer, scf::ForOp loop) {
+static bool isLoopScratch(Value buffer, scf::ForOp loop) {
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != loop->getBlock())
     return false;
@@ -152,7 +155,7 @@ bool isLoopScratch(Value buffer, scf::ForOp loop) {
 /// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
 /// rnn.matmul with an [N, K] weight: out[m, n] += a[m, k] * w[n, k], with
 /// f32 sums of the operands' extensions.
-bool isRowContraction(linalg::GenericOp matmul) {
+static bool isRowContraction(linalg::GenericOp matmul) {
   MLIRContext *ctx = matmul.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
@@ -185,7 +188,7 @@ bool isRowContraction(linalg::GenericOp matmul) {
          (isExtensionOf(mul.getLhs(), w) && isExtensionOf(mul.getRhs(), a));
 }
 
-FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
+static FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
   Recurrence r;
   r.loop = loop;
   if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
@@ -359,12 +362,15 @@ FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
 }
 
 /// Declares `name` (private) in `module` unless it exists.
-void declareFunction(ModuleOp module, StringRef name, FunctionType type) {
+static void declareFunction(ModuleOp module, StringRef name,
+                            FunctionType type) {
   if (module.lookupSymbol(name))
     return;
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   func::FuncOp::create(b, module.getLoc(), name, type).setPrivate();
 }
+
+namespace {
 
 class KernelBuilder {
 public:
@@ -577,8 +583,10 @@ private:
   std::optional<llvm::SetVector<Operation *>> needed;
 };
 
+} // namespace
+
 /// Declares the library entry points for (gates, hidden) in `module`.
-void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
+static void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
@@ -595,7 +603,7 @@ void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
-void rewrite(const Recurrence &r, ModuleOp module) {
+static void rewrite(const Recurrence &r, ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   // Before this adds uses of S of its own.
   bool copyBack = !isLoopScratch(r.state, r.loop);
@@ -687,7 +695,7 @@ void rewrite(const Recurrence &r, ModuleOp module) {
     Value ran = cmp(arith::CmpIPredicate::eq, refused,
                     arith::ConstantIntOp::create(b, loc, 0, 32));
     if (copyBack) {
-      auto copyBack = scf::IfOp::create(b, loc, ran, /*withElse=*/false);
+      auto copyBack = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard inCopy(b);
       b.setInsertionPointToStart(&copyBack.getThenRegion().front());
       memref::CopyOp::create(
@@ -704,12 +712,14 @@ void rewrite(const Recurrence &r, ModuleOp module) {
   Value notRan = arith::XOrIOp::create(
       b, loc, attempt.getResult(0),
       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
-  auto fallback = scf::IfOp::create(b, loc, notRan, /*withElse=*/false);
+  auto fallback = scf::IfOp::create(b, loc, notRan, /*withElseRegion=*/false);
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
   b.setInsertionPointAfter(fallback);
   memref::DeallocOp::create(b, loc, hBuffer);
   memref::DeallocOp::create(b, loc, counter);
 }
+
+namespace {
 
 struct ConvertStepLoopsToPersistentKernelsPass
     : rnn::impl::ConvertStepLoopsToPersistentKernelsBase<
