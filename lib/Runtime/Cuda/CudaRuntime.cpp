@@ -861,21 +861,17 @@ namespace {
 thread_local bool residentNextLaunch = false;
 thread_local bool refusedLaunch = false;
 
-/// Whether all `blocks` blocks of `config` can be resident at once on the
-/// current device (in clusters as configured).
+/// Whether all of `config`'s grid, in clusters of `clusterBlocks` blocks,
+/// can be resident at once on the current device.
 bool allResident(CUfunction function, const CUlaunchConfig &config,
-                 unsigned blocks) {
+                 unsigned long long clusterBlocks) {
   int clusters = 0;
   if (cuOccupancyMaxActiveClusters(&clusters, function, &config) !=
       CUDA_SUCCESS)
     return false;
-  unsigned clusterBlocks = 1;
-  for (unsigned i = 0; i < config.numAttrs; ++i)
-    if (config.attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
-      clusterBlocks = config.attrs[i].value.clusterDim.x *
-                      config.attrs[i].value.clusterDim.y *
-                      config.attrs[i].value.clusterDim.z;
-  return static_cast<unsigned long long>(clusters) * clusterBlocks >= blocks;
+  unsigned long long blocks = static_cast<unsigned long long>(config.gridDimX) *
+                              config.gridDimY * config.gridDimZ;
+  return clusters * clusterBlocks >= blocks;
 }
 
 } // namespace
@@ -936,7 +932,7 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
   // A kernel whose blocks wait for each other must have all of them on the
   // GPU at once, or it never finishes: the caller runs its fallback instead
   // (a GPU with fewer SMs, less shared memory, or no room for the clusters).
-  if (resident && !allResident(kernel, config, gridX * gridY * gridZ))
+  if (resident && !allResident(kernel, config, clusterX * clusterY * clusterZ))
     return refuse();
   orderedSinceCallStart = true;
   if (!check(cuLaunchKernelEx(&config, kernel, params, extra),
