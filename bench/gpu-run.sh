@@ -40,3 +40,12 @@ if [ "${RNN_PROFILE:-1}" != 0 ] && [ -x "$NCU" ]; then
     python3 "$ROOT/bench/kernel_summary.py" "${OUT:-/tmp}/ncu-$1.csv" 10 || true
   done
 fi
+# Where a step's time goes in the replayed graph (kernel timestamps: each
+# kernel's duration, its gap to the one ahead, the time it adds to the step).
+if [ "${RNN_PROFILE:-1}" != only ]; then
+  M="$GPU/models"
+  python3 "$ROOT/bench/step_timeline.py" "$M/lstm_I1024_H1024.so" lstm_seq 100 64 \
+    "$M/zoo_gru_reset_before.so" forward 100 64 "$M/zoo_mgu.so" forward 100 64 \
+    "$M/gru_I1024_H1024.so" gru_seq 100 64 "$M/lstm_bf16_I1024_H1024.so" lstm_seq 100 64 \
+    2>&1 | grep -v -i "warn" | tee "${OUT:-/tmp}/step-timeline.txt"
+fi
