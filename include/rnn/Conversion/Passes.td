@@ -358,7 +358,19 @@ def OverlapKernelLaunches
     not wait are never launched early. The runtime may still launch a
     kernel in stream order (the CUDA runtime does after cuBLAS's bf16 and
     f16 GEMMs, where launching early made steps slower on the H100:
-    docs/cuda.md). Idempotent.
+    docs/cuda.md).
+
+    With `early-loads`, a kernel inside an `scf.for` (a time loop) reads
+    what nothing in the loop writes before its wait: loads of a buffer (an
+    allocation made outside the loop, or a function argument) whose every
+    use inside the loop is a load, a dim or a view move ahead of the first
+    other memory access, and the wait moves down to it (into the kernel's
+    bounds check, where that holds all the rest). A buffer whose pointer is
+    taken inside the loop (for a GEMM) counts as written. Before such a
+    loop the host calls `order-function` (no arguments), which tells the
+    runtime to launch the next grid in stream order: no grid that wrote
+    those buffers before the loop still runs when one of its kernels
+    starts. Idempotent.
   }];
   let options = [
     Option<"function", "function", "std::string",
@@ -366,7 +378,13 @@ def OverlapKernelLaunches
            "Host function called before each launch that waits">,
     Option<"letDependentsLaunch", "let-dependents-launch", "bool", "true",
            "Let the grid behind each kernel launch once the kernel's blocks "
-           "have started">
+           "have started">,
+    Option<"earlyLoads", "early-loads", "bool", "true",
+           "In time loops, read what the loop never writes before the wait">,
+    Option<"orderFunction", "order-function", "std::string",
+           "\"rnn_cuda_order_next_launch\"",
+           "Host function called before a loop whose kernels read before "
+           "their wait">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",

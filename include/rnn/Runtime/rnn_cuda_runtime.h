@@ -74,6 +74,16 @@ void rnn_cuda_release_graphs(const char *prefix, size_t size);
  * without it are kept apart. */
 void rnn_cuda_overlap_next_launch(void);
 
+/* Makes the calling thread's next grid that could launch early (a kernel
+ * announced by rnn_cuda_overlap_next_launch, or a GEMM on the runtime's own
+ * kernels) wait for everything before it on the stream instead. Code
+ * compiled by rnn-compile --target=cuda calls it before a time loop whose
+ * kernels read, before their griddepcontrol.wait, buffers the loop never
+ * writes (pass overlap-kernel-launches): whatever wrote them before the
+ * loop has then completed when any of the loop's grids starts. The start
+ * of every model call orders the same way. */
+void rnn_cuda_order_next_launch(void);
+
 /* Marks the calling thread's next cluster launch (mgpuLaunchClusterKernel)
  * as a persistent kernel, whose blocks wait for each other every step: the
  * runtime launches it only if all its blocks fit on the GPU at once

@@ -238,14 +238,16 @@ thread_local bool afterReducedPrecisionCublas = false;
 
 /// Whether this model call has issued work in plain stream order (a cuBLAS
 /// GEMM, a copy or fill, a kernel launched without programmatic dependent
-/// launch). Such work starts only once everything before it on the stream
-/// has completed, so from then on nothing issued before the call still
-/// runs. Until then, the preloaded partials GEMM, which reads its weights
-/// before it waits for the grid ahead, is launched in stream order itself:
-/// launched early right behind work from before the call (a kernel of ours
-/// that let it launch while it waited for whatever wrote those weights) it
-/// could read them too soon.
-thread_local bool orderedSinceCallStart = false;
+/// launch) since it started, or since rnn_cuda_order_next_launch. Such work
+/// starts only once everything before it on the stream has completed, so
+/// from then on nothing issued before that point still runs. Until then,
+/// the grids that read memory before they wait for the grid ahead (the
+/// preloaded partials GEMM and the GEMV read their weights, kernels in time
+/// loops the buffers the loop does not write: overlap-kernel-launches) are
+/// launched in stream order themselves: launched early right behind a
+/// kernel of ours that let them launch while it waited for whatever wrote
+/// those buffers, they could read them too soon.
+thread_local bool orderedSinceFence = false;
 
 /// Whether this thread is capturing a call.
 thread_local bool capturingThisThread = false;
@@ -384,7 +386,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
                                ? static_cast<size_t>(pinnedWorkspaceThisCall)
                                : 0;
   afterReducedPrecisionCublas = false;
-  orderedSinceCallStart = false;
+  orderedSinceFence = false;
 }
 
 RNN_EXPORT void rnn_cuda_release_graphs(const char *prefix, size_t size) {
@@ -406,7 +408,7 @@ namespace {
 /// Runs the model's function once; weights packed for its GEMMs live until
 /// its end.
 void runCall(void (*call)(void **), void **descriptors) {
-  orderedSinceCallStart = false;
+  orderedSinceFence = false;
   rnn::cuda::beginPackedWeightsCall(packedThisCall);
   // Where the pool cannot give the workspace, cuBLAS falls back to its own.
   CUdeviceptr workspace = 0;
@@ -811,6 +813,11 @@ thread_local bool overlapNextLaunch = false;
 
 } // namespace
 
+RNN_EXPORT void rnn_cuda_order_next_launch() {
+  // The next grid that could launch early waits in stream order instead.
+  orderedSinceFence = false;
+}
+
 RNN_EXPORT void rnn_cuda_overlap_next_launch() {
   // cuBLAS's bf16/f16 GEMMs on sm_90 let the next grid become resident
   // while they run; our kernels then sat on the GEMM's SMs and made the
@@ -826,13 +833,14 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  int32_t sharedBytes, void *stream,
                                  void **params, void **extra,
                                  size_t /*paramsCount*/) {
-  bool overlap = overlapNextLaunch;
+  // Our kernels in time loops may read before they wait (orderedSinceFence).
+  bool overlap = overlapNextLaunch && orderedSinceFence;
   overlapNextLaunch = false;
   afterReducedPrecisionCublas = false;
   if (!function)
     return; // The missing kernel was recorded.
   if (!overlap) {
-    orderedSinceCallStart = true;
+    orderedSinceFence = true;
     check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
                          blockX, blockY, blockZ, sharedBytes,
                          static_cast<CUstream>(stream), params, extra),
@@ -934,7 +942,7 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
   // (a GPU with fewer SMs, less shared memory, or no room for the clusters).
   if (resident && !allResident(kernel, config, clusterX * clusterY * clusterZ))
     return refuse();
-  orderedSinceCallStart = true;
+  orderedSinceFence = true;
   if (!check(cuLaunchKernelEx(&config, kernel, params, extra),
              "cuLaunchKernelEx"))
     refuse();
@@ -1013,7 +1021,7 @@ void beforeCopyOrFill(size_t bytes) {
   if (bytes == 0)
     return;
   afterReducedPrecisionCublas = false;
-  orderedSinceCallStart = true;
+  orderedSinceFence = true;
 }
 
 } // namespace
@@ -1086,7 +1094,7 @@ cublasHandle_t threadHandle() {
 cublasHandle_t cublasForNextGemm(int32_t abDtype, int32_t cDtype) {
   afterReducedPrecisionCublas = abDtype == RNN_BF16 || abDtype == RNN_F16 ||
                                 cDtype == RNN_BF16 || cDtype == RNN_F16;
-  orderedSinceCallStart = true; // cuBLAS's kernels launch in stream order.
+  orderedSinceFence = true; // cuBLAS's kernels launch in stream order.
   cublasHandle_t handle = threadHandle();
   if (!handle) {
     record("cublasCreate failed");
@@ -1192,12 +1200,18 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   bool constantB = (flags & 8) != 0;
   if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0 &&
       rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
-                               currentStream))
+                               currentStream)) {
+    orderedSinceFence = true; // Launched in stream order.
     return;
+  }
+  // The GEMV reads its weights before it waits (orderedSinceFence).
+  bool early = overlap && orderedSinceFence;
   if (gemvThisCall && bIsNK && cDtype == RNN_F32 &&
       rnn::cuda::trySmallBatchGemv(abDtype, m, n, k, a, lda, b, ldb, c, ldc,
-                                   accumulate, overlap, currentStream))
+                                   accumulate, early, currentStream)) {
+    orderedSinceFence = orderedSinceFence || !early;
     return;
+  }
   cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
   if (!handle)
     return;
@@ -1244,13 +1258,14 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
     return;
   }
   bool tf32 = (flags & 2) != 0, constantB = (flags & RNN_GEMM_B_CONSTANT) != 0;
-  // Launched early only behind work of this call (orderedSinceCallStart).
-  bool early = overlap && orderedSinceCallStart;
+  // Launched early only behind work ordered after the last fence
+  // (orderedSinceFence).
+  bool early = overlap && orderedSinceFence;
   if (preloadedThisCall && tf32 && constantB && abDtype == RNN_F32 &&
       cDtype == RNN_F32 &&
       rnn::cuda::tryPreloadedPartialsGemm(slices, m, n, k, a, lda, b, ldb, c,
                                           ldc, early, currentStream)) {
-    orderedSinceCallStart = orderedSinceCallStart || !early;
+    orderedSinceFence = orderedSinceFence || !early;
     return;
   }
   cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
