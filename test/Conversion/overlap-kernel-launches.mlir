@@ -204,9 +204,16 @@ func.func @early_loads(%bias: memref<8xf32>, %state: memref<8xf32, 1>, %n: index
 // Left waiting at their start: a kernel outside any loop; a load whose
 // index comes from a load of written memory; a buffer allocated inside the
 // loop; an if followed by another access; a kernel whose only loads read
-// what the loop writes. No loop needs ordering.
+// what the loop writes; a buffer that is an outer loop's iteration argument
+// (another buffer each time round); a global. No loop needs ordering.
 // CHECK-LABEL: func.func @late_loads
 // CHECK-NOT: rnn_cuda_order_next_launch
+// CHECK: gpu.launch
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: nvvm.griddepcontrol wait
+// CHECK: gpu.launch
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
+// CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK: gpu.launch
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK-NEXT: nvvm.griddepcontrol wait
@@ -268,8 +275,29 @@ func.func @late_loads(%table: memref<8xf32>, %index: memref<8xindex>, %out: memr
       gpu.terminator
     }
   }
+  %last = scf.for %s = %c0 to %n step %c1 iter_args(%buf = %table) -> (memref<8xf32>) {
+    scf.for %t = %c0 to %n step %c1 {
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+                 threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+        %v = memref.load %buf[%tx] : memref<8xf32>
+        memref.store %v, %out[%tx] : memref<8xf32>
+        gpu.terminator
+      }
+    }
+    scf.yield %out : memref<8xf32>
+  }
+  %global = memref.get_global @weights : memref<8xf32>
+  scf.for %t = %c0 to %n step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+      %v = memref.load %global[%tx] : memref<8xf32>
+      memref.store %v, %out[%tx] : memref<8xf32>
+      gpu.terminator
+    }
+  }
   return
 }
+memref.global "private" constant @weights : memref<8xf32> = dense<1.0>
 
 // -----
 

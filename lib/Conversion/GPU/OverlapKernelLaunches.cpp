@@ -61,15 +61,22 @@ Value bufferOf(Value value) {
   return value;
 }
 
-/// Whether nothing inside `loop` writes `buffer` (an allocation or a
-/// function argument made outside it): every use of it, or of a view of
-/// it, inside the loop, kernels included, is a load, a dim or a view. A
+/// Whether nothing inside `loop` writes `buffer`, an allocation or a
+/// function argument made outside it: every use of it, or of a view of it,
+/// inside the loop, kernels included, is a load, a dim or a view. A
 /// pointer taken from it may be written through (a GEMM's output), so it
 /// counts as a write. Function arguments do not overlap each other
 /// (rnn_model_run checks it).
 bool readOnlyInLoop(Value buffer, scf::ForOp loop) {
+  // Only buffers whose every alias is a view of them: an allocation or an
+  // argument of the function (not, say, a loop's iteration argument, which
+  // may stand for another buffer each time round).
   Operation *def = buffer.getDefiningOp();
-  if (loop->isAncestor(def ? def : buffer.getParentBlock()->getParentOp()))
+  Operation *owner = def ? def : buffer.getParentBlock()->getParentOp();
+  bool root = def ? hasSingleEffect<MemoryEffects::Allocate>(def, buffer)
+                  : isa<FunctionOpInterface>(owner) &&
+                        buffer.getParentBlock()->isEntryBlock();
+  if (!root || loop->isAncestor(owner))
     return false;
   SmallVector<Value> views = {buffer};
   while (!views.empty()) {
@@ -199,8 +206,8 @@ struct OverlapKernelLaunchesPass
       if (letDependentsLaunch)
         NVVM::GriddepcontrolOp::create(
             b, launch.getLoc(), NVVM::GridDepActionKind::launch_dependents);
-      auto wait = NVVM::GriddepcontrolOp::create(
-          b, launch.getLoc(), NVVM::GridDepActionKind::wait);
+      auto wait = NVVM::GriddepcontrolOp::create(b, launch.getLoc(),
+                                                 NVVM::GridDepActionKind::wait);
 
       scf::ForOp loop = earlyLoads ? enclosingLoop(launch) : nullptr;
       if (!loop)
