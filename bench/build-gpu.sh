@@ -18,7 +18,8 @@ python3 "$ROOT/bench/make_zoo_models.py" "$OUT/bench-models" >/dev/null
 # graph), built and run on the GPU machine by bench/gpu-run.sh.
 PROBE="$ROOT/../shared/bench/step_probe.cu"
 if [ -f "$PROBE" ]; then cp "$PROBE" "$OUT/"; fi
-for f in "$ROOT"/examples/*.mlir "$OUT"/bench-models/*.mlir; do
+for f in "$ROOT"/examples/*.mlir "$OUT"/bench-models/*.mlir \
+         "$ROOT"/test/python/models/lengths.mlir; do
   name=$(basename "$f" .mlir)
   "$BUILD/bin/rnn-compile" --target=cuda "$f" -o "$OUT/models/$name.so" \
     --runtime-dir "$OUT/lib"

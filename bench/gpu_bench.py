@@ -251,6 +251,42 @@ def check_changing_inputs(model_dir, report):
                        "per_call": errs, "ok": ok})
 
 
+def check_lengths(model_dir, report):
+    """Per-sequence lengths (test/python/models/lengths.mlir: a bidirectional
+    LSTM, forward and reverse scans that read the [B] lengths in every step
+    kernel) against float64 numpy: a direct call, then graph replays with
+    the lengths changed in place between them (two vectors in turn) on the
+    same stream, no synchronisation in between."""
+    from test_lengths import make_args
+    path = os.path.join(model_dir, "lengths.so")
+    if not os.path.exists(path):
+        return
+    print("== correctness: per-sequence lengths (bidirectional LSTM, T=7, B=4) vs float64 numpy")
+    model = CudaModel(path)
+    cases = [[7, 3, 1, 5], [2, 7, 6, 4]]
+    host = [make_args(7, lengths, seed=5) for lengths in cases]
+    refs = [reference.lstm_bidir_lengths(*[a.astype(np.float64) if a.dtype == np.float32
+                                           else a for a in args]) for args in host]
+    args = [torch.from_numpy(a).cuda() for a in host[0]]
+    lengths = [torch.from_numpy(h[1]).cuda() for h in host]
+    outs = model.outputs("lstm_bidir_lengths", args)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    copies = []
+    with torch.no_grad(), torch.cuda.stream(side):
+        for i in range(7):  # the direct call, the capture, then replays
+            args[1].copy_(lengths[i % 2])
+            model("lstm_bidir_lengths", args, outs)
+            copies.append([o.clone() for o in outs])
+    torch.cuda.synchronize()
+    errs = [max(rel_err(c.cpu().numpy(), r) for c, r in zip(copy, refs[i % 2]))
+            for i, copy in enumerate(copies)]
+    ok = max(errs) <= 1e-5
+    print(f"  lstm_bidir_lengths max rel err {max(errs):.2e} (per call: "
+          f"{', '.join(f'{e:.1e}' for e in errs)}) {'ok' if ok else 'FAIL'}")
+    report.append({"check": "lengths", "rel_err": max(errs), "per_call": errs, "ok": ok})
+
+
 def check_default_stream_order(model_dir, report):
     """Calls on the legacy default stream are captured and replayed on the
     runtime's own stream, ordered by events: each of 6 calls follows an
@@ -718,6 +754,7 @@ def main(model_dir, out_json):
     check_zoo(model_dir, report)
     check_two_stage_wide(model_dir, report)
     check_changing_inputs(model_dir, report)
+    check_lengths(model_dir, report)
     check_default_stream_order(model_dir, report)
     check_persistent(model_dir, report)
     pool = MemPool()

@@ -191,6 +191,10 @@ def main(run_dir):
             print(f"{r['cell']} at I = H = 1024, B = 64, {len(r['per_call'])} graph replays, "
                   f"the input changed in place between them (two inputs in turn): within "
                   f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
+        if r.get("check") == "lengths":
+            print(f"Per-sequence lengths (bidirectional LSTM, T = 7, B = 4), {len(r['per_call'])} "
+                  f"calls, the lengths changed in place between them: within "
+                  f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "default_stream_order":
             print(f"LSTM `medium` on the legacy default stream ({len(r['per_call'])} calls, "
                   f"each after an in-place change of its input there, its output copied "
