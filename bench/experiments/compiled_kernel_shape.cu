@@ -21,11 +21,8 @@
 #include <vector>
 #include "../../lib/Runtime/Cuda/PreloadedPartialsGemm.cu"
 #include "step_harness.cuh"
-constexpr int B = 64, H = 1024, T = 100, S = 8;
+#include "gru_rb_step.cuh"
 template <int N> struct Pad { int64_t v[N]; };  // Pad<80>: the size of the compiled first kernel's parameters.
-// The step's buffers. x: [B, 3H] projection (r, z, n) without biases;
-// bW, bU: [3H]; with folded biases xb = x + bW (+ bU for r, z).
-struct Bufs { const float *x, *xb, *bW, *bU, *p1, *p2; float *h, *rh, *z, *q1, *q2, *q3, *ys; };
 // Hand-written form: first kernel r⊙h and z.
 template <int N> __global__ void hand1(Bufs b, Pad<N>) {
   triggerAndWait(); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= B * H) return;
@@ -85,45 +82,28 @@ __global__ void slim2(const float *xb, const float *p2, const float *z, float *h
 
 int main() {
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  float *U, *X, *XB, *bW, *bU, *P1, *P2, *h0, *rh, *z, *q[3], *ys, *hv[8];
-  CK(cudaMalloc(&U, 4 * 3 * H * H)); CK(cudaMalloc(&X, 4 * (size_t)T * B * 3 * H)); CK(cudaMalloc(&XB, 4 * (size_t)T * B * 3 * H));
-  CK(cudaMalloc(&bW, 4 * 3 * H)); CK(cudaMalloc(&bU, 4 * 3 * H));
-  CK(cudaMalloc(&P1, 4 * S * B * 2 * H)); CK(cudaMalloc(&P2, 4 * S * B * H));
-  CK(cudaMalloc(&h0, 4 * B * H)); CK(cudaMalloc(&rh, 4 * B * H)); CK(cudaMalloc(&z, 4 * B * H)); CK(cudaMalloc(&ys, 4 * (size_t)T * B * H));
-  for (auto &p : q) CK(cudaMalloc(&p, 4 * B * H));
-  for (auto &p : hv) CK(cudaMalloc(&p, 4 * B * H));
-  fill<<<3 * H * H / 256, 256>>>(U, 3 * H * H, 0.06f, 1); fill<<<T * B * 3 * H / 256, 256>>>(X, (size_t)T * B * 3 * H, 2.f, 2);
-  fill<<<B * H / 256, 256>>>(h0, B * H, 1.f, 3); fill<<<12, 256>>>(bW, 3 * H, 0.5f, 4); fill<<<12, 256>>>(bU, 3 * H, 0.5f, 5);
-  CK(cudaDeviceSynchronize());
-  {  // XB = X + bW + bU (bU only for r and z, as the compiled form adds it there).
-    std::vector<float> x((size_t)T * B * 3 * H), w(3 * H), u(3 * H);
-    CK(cudaMemcpy(x.data(), X, 4 * x.size(), cudaMemcpyDeviceToHost)); CK(cudaMemcpy(w.data(), bW, 4 * w.size(), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(u.data(), bU, 4 * u.size(), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < x.size(); ++i) { int c = i % (3 * H); x[i] += w[c] + u[c]; }
-    CK(cudaMemcpy(XB, x.data(), 4 * x.size(), cudaMemcpyHostToDevice));
-  }
+  GruRbData d(8);
   CK(cudaFuncSetAttribute(rnn_preloaded_partials_gemm_slice128, cudaFuncAttributeMaxDynamicSharedMemorySize, kRuntimeSlice128Smem));
   auto early = [&](dim3 grid, dim3 block, size_t sm, auto kernel, auto... args) { launchEarly(s, grid, block, sm, kernel, args...); };
   auto gemm = [&](const float *W, const float *A, int n, float *C) { runtimePartials128(s, W, A, B, n, S, C); };
   const int Gr = B * H / 256;
   // form: 0 hand-written hand-on, 1 compiled hand-on (four values), 2 biases apart, 3 seven pointers; pad: Pad<80> or Pad<1>.
-  auto steps = [&](float *h, int form, bool padded) { CK(cudaMemcpyAsync(h, h0, 4 * B * H, cudaMemcpyDeviceToDevice, s));
+  auto steps = [&](float *h, int form, bool padded) { CK(cudaMemcpyAsync(h, d.h0, 4 * B * H, cudaMemcpyDeviceToDevice, s));
     for (int t = 0; t < T; ++t) {
-      size_t xo = (size_t)t * B * 3 * H;
-      Bufs b = {X + xo, XB + xo, bW, bU, P1, P2, h, rh, z, q[0], q[1], q[2], ys + (size_t)t * B * H};
+      Bufs b = d.step(t, h);
       auto kernel = [&](int which) {
-        if (form == 3) { if (which == 1) early(Gr, 256, 0, slim1, b.xb, b.p1, (const float *)h, rh, z); else early(Gr, 256, 0, slim2, b.xb, b.p2, (const float *)z, h, b.ys); return; }
+        if (form == 3) { if (which == 1) early(Gr, 256, 0, slim1, b.xb, b.p1, (const float *)h, d.rh, d.z); else early(Gr, 256, 0, slim2, b.xb, b.p2, (const float *)d.z, h, b.ys); return; }
         if (padded) { Pad<80> p = {}; auto k = which == 1 ? (form == 0 ? hand1<80> : form == 1 ? comp1<80> : bias1<80>) : (form == 0 ? hand2<80> : form == 1 ? comp2<80> : bias2<80>); early(Gr, 256, 0, k, b, p); }
         else { Pad<1> p = {}; auto k = which == 1 ? (form == 0 ? hand1<1> : form == 1 ? comp1<1> : bias1<1>) : (form == 0 ? hand2<1> : form == 1 ? comp2<1> : bias2<1>); early(Gr, 256, 0, k, b, p); } };
-      gemm(U, h, 2 * H, P1); kernel(1);
-      gemm(U + (size_t)2 * H * H, rh, H, P2); kernel(2);
+      gemm(d.U, h, 2 * H, d.P1); kernel(1);
+      gemm(d.U + (size_t)2 * H * H, d.rh, H, d.P2); kernel(2);
     } };
   struct Variant { const char *name; cudaGraphExec_t graph; float *h; };
   struct Form { const char *name; int form; bool padded; };
   const Form forms[] = {{"hand, 5 pointers", 3, false}, {"hand, struct", 0, false}, {"hand, struct + 640 B", 0, true},
                         {"biases apart, struct", 2, false}, {"compiled hand-on, struct", 1, false}, {"compiled hand-on, struct + 640 B", 1, true}};
   std::vector<Variant> vs;
-  for (int v = 0; v < 6; ++v) vs.push_back({forms[v].name, captureGraph(s, [&, v] { steps(hv[v], forms[v].form, forms[v].padded); }), hv[v]});
+  for (int v = 0; v < 6; ++v) vs.push_back({forms[v].name, captureGraph(s, [&, v] { steps(d.hv[v], forms[v].form, forms[v].padded); }), d.hv[v]});
   for (int round = 0; round < 3; ++round) {
     printf("round %d:\n", round);
     for (auto &v : vs) printf("  %-30s %6.2f us/step\n", v.name, usPerStep(v.graph, s, T));

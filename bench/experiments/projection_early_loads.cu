@@ -16,8 +16,7 @@
 #include <vector>
 #include "../../lib/Runtime/Cuda/PreloadedPartialsGemm.cu"
 #include "step_harness.cuh"
-constexpr int B = 64, H = 1024, T = 100, S = 8;
-struct Bufs { const float *x, *xb, *bW, *bU, *p1, *p2; float *h, *rh, *z, *q1, *q2, *q3, *ys; };
+#include "gru_rb_step.cuh"
 
 // The compiled form. EARLY: the projection and bias loads before the wait.
 template <bool EARLY> __global__ void comp1(Bufs b) {
@@ -70,45 +69,28 @@ template <bool EARLY> __global__ void hand2(Bufs b) {
 
 int main() {
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  float *U, *X, *XB, *bW, *bU, *P1, *P2, *h0, *rh, *z, *q[3], *ys, *hv[4];
-  CK(cudaMalloc(&U, 4 * 3 * H * H)); CK(cudaMalloc(&X, 4 * (size_t)T * B * 3 * H)); CK(cudaMalloc(&XB, 4 * (size_t)T * B * 3 * H));
-  CK(cudaMalloc(&bW, 4 * 3 * H)); CK(cudaMalloc(&bU, 4 * 3 * H));
-  CK(cudaMalloc(&P1, 4 * S * B * 2 * H)); CK(cudaMalloc(&P2, 4 * S * B * H));
-  CK(cudaMalloc(&h0, 4 * B * H)); CK(cudaMalloc(&rh, 4 * B * H)); CK(cudaMalloc(&z, 4 * B * H)); CK(cudaMalloc(&ys, 4 * (size_t)T * B * H));
-  for (auto &p : q) CK(cudaMalloc(&p, 4 * B * H));
-  for (auto &p : hv) CK(cudaMalloc(&p, 4 * B * H));
-  fill<<<3 * H * H / 256, 256>>>(U, 3 * H * H, 0.06f, 1); fill<<<T * B * 3 * H / 256, 256>>>(X, (size_t)T * B * 3 * H, 2.f, 2);
-  fill<<<B * H / 256, 256>>>(h0, B * H, 1.f, 3); fill<<<12, 256>>>(bW, 3 * H, 0.5f, 4); fill<<<12, 256>>>(bU, 3 * H, 0.5f, 5);
-  CK(cudaDeviceSynchronize());
-  {  // XB = X + bW + bU (bU only for r and z, as the compiled form adds it there).
-    std::vector<float> x((size_t)T * B * 3 * H), w(3 * H), u(3 * H);
-    CK(cudaMemcpy(x.data(), X, 4 * x.size(), cudaMemcpyDeviceToHost)); CK(cudaMemcpy(w.data(), bW, 4 * w.size(), cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(u.data(), bU, 4 * u.size(), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < x.size(); ++i) { int c = i % (3 * H); x[i] += w[c] + u[c]; }
-    CK(cudaMemcpy(XB, x.data(), 4 * x.size(), cudaMemcpyHostToDevice));
-  }
+  GruRbData d(4);
   CK(cudaFuncSetAttribute(rnn_preloaded_partials_gemm_slice128, cudaFuncAttributeMaxDynamicSharedMemorySize, kRuntimeSlice128Smem));
   auto gemm = [&](const float *W, const float *A, int n, float *C) { runtimePartials128(s, W, A, B, n, S, C); };
   const int Gr = B * H / 256;
   // form: 0 compiled, 1 compiled with early loads, 2 hand-written, 3 hand-written with early loads.
-  auto steps = [&](float *h, int form) { CK(cudaMemcpyAsync(h, h0, 4 * B * H, cudaMemcpyDeviceToDevice, s));
+  auto steps = [&](float *h, int form) { CK(cudaMemcpyAsync(h, d.h0, 4 * B * H, cudaMemcpyDeviceToDevice, s));
     for (int t = 0; t < T; ++t) {
-      size_t xo = (size_t)t * B * 3 * H;
-      Bufs b = {X + xo, XB + xo, bW, bU, P1, P2, h, rh, z, q[0], q[1], q[2], ys + (size_t)t * B * H};
-      gemm(U, h, 2 * H, P1);
+      Bufs b = d.step(t, h);
+      gemm(d.U, h, 2 * H, d.P1);
       launchEarly(s, Gr, 256, 0, form == 0 ? comp1<false> : form == 1 ? comp1<true> : form == 2 ? hand1<false> : hand1<true>, b);
-      gemm(U + (size_t)2 * H * H, rh, H, P2);
+      gemm(d.U + (size_t)2 * H * H, d.rh, H, d.P2);
       launchEarly(s, Gr, 256, 0, form == 0 ? comp2<false> : form == 1 ? comp2<true> : form == 2 ? hand2<false> : hand2<true>, b);
     } };
   const char *names[] = {"compiled", "compiled, early loads", "hand-written", "hand-written, early loads"};
   std::vector<cudaGraphExec_t> graphs;
-  for (int v = 0; v < 4; ++v) graphs.push_back(captureGraph(s, [&, v] { steps(hv[v], v); }));
+  for (int v = 0; v < 4; ++v) graphs.push_back(captureGraph(s, [&, v] { steps(d.hv[v], v); }));
   for (int round = 0; round < 3; ++round) {
     printf("round %d:\n", round);
     for (int v = 0; v < 4; ++v) printf("  %-28s %6.2f us/step\n", names[v], usPerStep(graphs[v], s, T));
   }
   for (auto g : graphs) CK(cudaGraphLaunch(g, s));
   CK(cudaStreamSynchronize(s));
-  for (int v = 0; v < 4; ++v) printf("%-28s max abs diff against the first after %d steps: %.2e\n", names[v], T, maxAbsDiff(hv[0], hv[v], B * H).first);
+  for (int v = 0; v < 4; ++v) printf("%-28s max abs diff against the first after %d steps: %.2e\n", names[v], T, maxAbsDiff(d.hv[0], d.hv[v], B * H).first);
   return 0;
 }
