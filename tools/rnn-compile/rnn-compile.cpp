@@ -21,6 +21,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -64,6 +65,17 @@ static cl::opt<std::string> matmulType(
 static cl::opt<bool> noOptimize("no-optimize",
                                 cl::desc("Skip the rnn-optimize pipeline"),
                                 cl::init(false));
+static cl::opt<bool> training(
+    "training",
+    cl::desc("Also compile, for every public function f, its training "
+             "forward f_train and its backward f_backward "
+             "(docs/training.md)"),
+    cl::init(false));
+static cl::opt<std::string>
+    savePolicy("save",
+               cl::desc("With --training: what the training forward saves per "
+                        "step, gates (default) or states (recompute the rest)"),
+               cl::init("gates"));
 static cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimisation level"),
                                   cl::Prefix, cl::init(2));
 static cl::opt<std::string>
@@ -183,6 +195,20 @@ int main(int argc, char **argv) {
     pm.addPass(rnn::createReduceMatmulPrecision(options));
     if (failed(pm.run(*module)))
       return fail("rnn-reduce-matmul-precision failed");
+  }
+  if (training) {
+    // Gate matmuls that share a left operand merge first, so that the
+    // adjoint multiplies by the merged weight once (one dh matmul a step).
+    PassManager pm(&context);
+    if (!noOptimize) {
+      pm.addPass(createCanonicalizerPass());
+      pm.addPass(rnn::createConcatGateMatmuls());
+    }
+    rnn::DifferentiateOptions options;
+    options.save = savePolicy;
+    pm.addPass(rnn::createDifferentiate(options));
+    if (failed(pm.run(*module)))
+      return fail("rnn-differentiate failed (see the diagnostics above)");
   }
   if (!noOptimize) {
     PassManager pm(&context);

@@ -19,11 +19,10 @@ namespace lowering {
 /// layout so that the library-GEMM lowering can turn it into one GEMM call
 /// (all T·B rows of a hoisted projection at once). Unconverted, it lowers to
 /// correct loops.
-static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
-  Location loc = matmul.getLoc();
+static Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                              Value acc, bool weightInOut, bool allowTf32,
+                              RankedTensorType resultType) {
   MLIRContext *context = b.getContext();
-  Value lhs = matmul.getLhs();
-  RankedTensorType resultType = matmul.getType();
   int64_t rank = resultType.getRank();
   Type element = resultType.getElementType();
 
@@ -36,8 +35,7 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
   SmallVector<AffineExpr> lhsExprs(leading), outExprs(leading);
   lhsExprs.push_back(k);
   outExprs.push_back(n);
-  AffineMap weightMap = matmul.getWeightInOut()
-                            ? AffineMap::get(rank + 1, 0, {k, n}, context)
+  AffineMap weightMap = weightInOut ? AffineMap::get(rank + 1, 0, {k, n}, context)
                             : AffineMap::get(rank + 1, 0, {n, k}, context);
   SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, lhsExprs, context),
                               weightMap,
@@ -47,7 +45,7 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
   iterators.push_back(utils::IteratorType::reduction);
 
   // The contraction accumulates onto its init: `acc`, or zeros.
-  Value filled = matmul.getAcc();
+  Value filled = acc;
   if (!filled) {
     Value init = emptyLike(b, loc, resultType, lhs);
     Value zero =
@@ -55,7 +53,7 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
     filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
   }
   auto contraction = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, ValueRange{lhs, matmul.getRhs()},
+      b, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
       ValueRange{filled}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value x = args[0], w = args[1];
@@ -68,10 +66,100 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
             nb, l, Value(arith::AddFOp::create(nb, l, args[2], product)));
       });
   contraction->setAttr(kGemmWeightLayoutAttr,
-                       b.getI32IntegerAttr(matmul.getWeightInOut() ? 1 : 0));
-  if (matmul.getAllowTf32())
+                       b.getI32IntegerAttr(weightInOut ? 1 : 0));
+  if (allowTf32)
     contraction->setAttr(kGemmAllowTf32Attr, b.getUnitAttr());
   return contraction.getResult(0);
+}
+
+static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
+  return buildContraction(b, matmul.getLoc(), matmul.getLhs(), matmul.getRhs(),
+                          matmul.getAcc(), matmul.getWeightInOut(),
+                          matmul.getAllowTf32(), matmul.getType());
+}
+
+/// `lhsᵀ · rhs` over all rows: both operands collapse to matrices [R, N] and
+/// [R, K]; lhs is transposed into [N, R] (one copy, as cheap as a pointwise
+/// pass) so that the product is an ordinary contraction with a [K, N]-style
+/// weight, which the library-GEMM lowering turns into one GEMM call.
+static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
+  Location loc = outer.getLoc();
+  MLIRContext *context = b.getContext();
+  auto collapseRows = [&](Value v) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() == 2)
+      return v;
+    ReassociationIndices rows;
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      rows.push_back(d);
+    return tensor::CollapseShapeOp::create(
+        b, loc, v,
+        SmallVector<ReassociationIndices>{rows, {type.getRank() - 1}});
+  };
+  Value lhs = collapseRows(outer.getLhs());
+  Value rhs = collapseRows(outer.getRhs());
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  int64_t n = lhsType.getDimSize(1);
+  auto transposedType = RankedTensorType::get({n, lhsType.getDimSize(0)},
+                                              lhsType.getElementType());
+  SmallVector<Value> dynamic;
+  if (lhsType.isDynamicDim(0))
+    dynamic.push_back(tensor::DimOp::create(b, loc, lhs, 0));
+  Value init = tensor::EmptyOp::create(b, loc, transposedType, dynamic);
+  AffineExpr d0 = getAffineDimExpr(0, context), d1 = getAffineDimExpr(1, context);
+  SmallVector<AffineMap> maps{AffineMap::get(2, 0, {d1, d0}, context),
+                              AffineMap::get(2, 0, {d0, d1}, context)};
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  Value transposed =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{transposedType}, ValueRange{lhs}, ValueRange{init},
+          maps, iterators,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(nb, l, args[0]);
+          })
+          .getResult(0);
+  return buildContraction(b, loc, transposed, rhs, /*acc=*/Value(),
+                          /*weightInOut=*/true, outer.getAllowTf32(),
+                          outer.getType());
+}
+
+/// Sums the input over the dimensions that the result broadcasts along: a
+/// reducing linalg.generic into a zero-filled result.
+static Value lowerSumTo(OpBuilder &b, SumToOp sum) {
+  Location loc = sum.getLoc();
+  MLIRContext *context = b.getContext();
+  Value input = sum.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  RankedTensorType resultType = sum.getType();
+  int64_t inRank = inputType.getRank(), outRank = resultType.getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators(inRank,
+                                             utils::IteratorType::reduction);
+  for (int64_t j = 0; j < outRank; ++j) {
+    int64_t i = j + inRank - outRank;
+    if (resultType.getDimSize(j) == 1 && inputType.getDimSize(i) != 1) {
+      outExprs.push_back(getAffineConstantExpr(0, context));
+      continue;
+    }
+    outExprs.push_back(getAffineDimExpr(i, context));
+    iterators[i] = utils::IteratorType::parallel;
+  }
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(inRank, context),
+      AffineMap::get(inRank, 0, outExprs, context)};
+  Value init = emptyLike(b, loc, resultType, input);
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(resultType.getElementType(), 0.0));
+  Value filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{input},
+             ValueRange{filled}, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, l,
+                   Value(arith::AddFOp::create(nb, l, args[1], args[0])));
+             })
+      .getResult(0);
 }
 
 static Value lowerLayerNorm(OpBuilder &b, LayerNormOp norm) {
@@ -171,6 +259,10 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
   }
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return SmallVector<Value>{lowerMatmul(b, matmul)};
+  if (auto outer = dyn_cast<OuterSumOp>(op))
+    return SmallVector<Value>{lowerOuterSum(b, outer)};
+  if (auto sum = dyn_cast<SumToOp>(op))
+    return SmallVector<Value>{lowerSumTo(b, sum)};
   if (auto split = dyn_cast<SplitOp>(op))
     return lowerSplit(b, split);
   if (auto concat = dyn_cast<ConcatOp>(op))

@@ -12,7 +12,8 @@ namespace rnn {
 
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
-             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp>(op);
+             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, HeavisideOp,
+             ZerosLikeOp>(op);
 }
 
 Value buildScalarElementwise(OpBuilder &b, Location loc, Operation *op,
@@ -58,6 +59,19 @@ Value buildScalarElementwise(OpBuilder &b, Location loc, Operation *op,
     return math::SqrtOp::create(b, loc, x);
   if (isa<RsqrtOp>(op))
     return math::RsqrtOp::create(b, loc, x);
+  if (auto step = dyn_cast<HeavisideOp>(op)) {
+    // Ordered comparisons: a NaN is neither above nor at zero, so it gives 0.
+    Value zero = constant(0.0);
+    Value above =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    Value at =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, zero);
+    Value atValue = constant(step.getAtZero().convertToDouble());
+    Value belowOrAt = arith::SelectOp::create(b, loc, at, atValue, zero);
+    return arith::SelectOp::create(b, loc, above, constant(1.0), belowOrAt);
+  }
+  if (isa<ZerosLikeOp>(op))
+    return constant(0.0);
   if (isa<CastOp>(op)) {
     auto from = cast<FloatType>(x.getType());
     auto to = cast<FloatType>(resultElement);

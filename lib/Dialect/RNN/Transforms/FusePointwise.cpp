@@ -48,8 +48,9 @@ static bool isFusible(Operation *op) {
   if (auto split = dyn_cast<SplitOp>(op))
     return split.getSplitAxis() == split.getInput().getType().getRank() - 1;
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
-             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
+             ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, HeavisideOp,
+             ZerosLikeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+             LayerNormOp>(op);
 }
 
 /// Ops with a rank-0 or splat result that every group re-creates in its own
@@ -379,9 +380,15 @@ struct FusePointwisePass
       level[&op] = l;
       maxLevel = std::max(maxLevel, l);
     }
-    // Then as late as the users allow.
+    // Then as late as the users allow. An op that only the yield reads
+    // stays where it can first run: moved to the last level, it would form
+    // a group of its own after the stage's matmul (the adjoint LSTM's
+    // dc_prev = dc * f beside its dh_prev matmul).
     for (Operation &op : llvm::reverse(block.without_terminator())) {
       if (!isFusible(&op) || isInlined(&op))
+        continue;
+      if (llvm::all_of(op.getUsers(),
+                       [](Operation *user) { return isa<YieldOp>(user); }))
         continue;
       int64_t late = maxLevel;
       for (Operation *user : op.getUsers()) {

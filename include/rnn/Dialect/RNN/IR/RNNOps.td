@@ -334,6 +334,41 @@ def RNN_LogOp : RNN_UnaryOp<"log", "log(x)">;
 def RNN_SqrtOp : RNN_UnaryOp<"sqrt", "sqrt(x)">;
 def RNN_RsqrtOp : RNN_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 
+def RNN_HeavisideOp : RNN_Op<"heaviside", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise step function: 1 above 0, `at_zero` at 0, else 0";
+  let description = [{
+    Computes `x > 0 ? 1 : (x == 0 ? at_zero : 0)` elementwise (NaN gives 0),
+    like `numpy.heaviside(x, at_zero)`. The derived backward builds the
+    subgradients of `rnn.relu` (`at_zero = 0`, PyTorch's convention) and of
+    `rnn.max` / `rnn.min` (`at_zero = 0.5`: a tie splits the gradient, as
+    `torch.maximum` does) from it. Its own derivative is 0.
+
+    ```mlir
+    %d = rnn.heaviside %x {at_zero = 0.0 : f64} : tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "0.0">:$at_zero);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def RNN_ZerosLikeOp : RNN_Op<"zeros_like", [Pure, SameOperandsAndResultType]> {
+  let summary = "A tensor of the operand's type, every element 0";
+  let description = [{
+    Zeros shaped like `input`, whose values are not read (only its dynamic
+    sizes). The derived backward uses it for gradients that are zero with a
+    dynamic batch size, where `rnn.constant` (static shapes) cannot say it.
+
+    ```mlir
+    %z = rnn.zeros_like %h : tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def RNN_ConstantOp : RNN_Op<"constant", [ConstantLike, Pure]> {
   let summary = "A tensor with every element equal to one number";
   let description = [{
@@ -453,6 +488,53 @@ class RNN_RowReductionOp<string mnemonic, string what>
 def RNN_ReduceSumOp : RNN_RowReductionOp<"reduce_sum", "sum">;
 def RNN_ReduceMeanOp : RNN_RowReductionOp<"reduce_mean", "mean">;
 def RNN_ReduceMaxOp : RNN_RowReductionOp<"reduce_max", "maximum">;
+
+def RNN_SumToOp : RNN_Op<"sum_to", [Pure]> {
+  let summary = "Sums a tensor down to a shape that broadcasts to it";
+  let description = [{
+    The adjoint of broadcasting: sums `input` over every dimension that
+    broadcasting the result's shape to the input's would stretch (missing
+    leading dimensions, and dimensions of size 1 in the result), like
+    `torch.Tensor.sum_to_size`. The result must broadcast to the input
+    under the dialect's rule and have its element type. A bias gradient is
+    the `sum_to` of the gate gradients over all `T·B` rows:
+    `[T, B, 4H] -> [4H]`.
+
+    ```mlir
+    %db = rnn.sum_to %dgates : tensor<?x?x128xf32> -> tensor<128xf32>
+    %dr = rnn.sum_to %d : tensor<?x32xf32> -> tensor<?x1xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_OuterSumOp : RNN_Op<"outer_sum", [Pure]> {
+  let summary = "The sum over all rows of the outer products of two row tensors";
+  let description = [{
+    `result[n, k] = Σ_r lhs[r, n] · rhs[r, k]`, where `r` runs over every
+    leading (row) index of the operands, which share their leading shape:
+    `lhsᵀ · rhs` over all `T·B` rows of two sequences. This is a weight
+    gradient: for `y = x · Wᵀ`, `dW = outer_sum(dy, x)`, one GEMM over the
+    whole sequence. Element types follow `rnn.matmul`: the result is the
+    operands' type, or `f32` for `f16`/`bf16` operands.
+
+    ```mlir
+    %dW = rnn.outer_sum %dgates, %xs : tensor<?x?x128xf32>, tensor<?x?x16xf32> -> tensor<128x16xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       UnitAttr:$allow_tf32);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`allow_tf32` $allow_tf32^)? attr-dict `:` type($lhs) `,`
+    type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 
 def RNN_LayerNormOp : RNN_Op<"layer_norm", [Pure, SameOperandsAndResultType]> {
   let summary = "Normalises each row to zero mean and unit variance";

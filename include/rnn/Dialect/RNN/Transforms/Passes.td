@@ -162,6 +162,57 @@ def ReduceMatmulPrecision
   ];
 }
 
+def Differentiate : Pass<"rnn-differentiate", "::mlir::ModuleOp"> {
+  let summary = "Derives a training forward and a backward for every public function";
+  let description = [{
+    Reverse-mode differentiation in the dialect. For every public function
+    `@f(args) -> (results)` (or those named by `functions`) it adds
+
+    * `@f_train(args) -> (results, saved)`: `f`'s results, then what the
+      backward needs (per scan: output sequences it reads and the per-step
+      values the policy saves);
+    * `@f_backward(args, saved, dresults) -> (dargs)`: one gradient per
+      floating-point argument of `f`, given one per result.
+
+    Each cell `@c` that a scan applies gets a training twin `@c_train`
+    (the same step, also emitting the state it started from and the saved
+    values) and an adjoint cell `@c_adjoint`, scanned in the opposite
+    direction over the same lengths: per-step inputs the result gradients,
+    the forward's inputs, previous states and saved values; carried states
+    the state gradients; per-step outputs what the weight and input
+    gradients need. Those gradients sum over time, so they leave the loop:
+    a weight gradient is one `rnn.outer_sum` over all `T·B` rows, a bias or
+    peephole gradient one `rnn.sum_to`, and the input gradient of a matmul
+    one matmul over the whole sequence. Masked steps (past a row's length)
+    pass the state gradients through and give no gradient.
+
+    The adjoint rules follow PyTorch's conventions for subgradients: `relu`
+    has derivative 0 at 0, `max`/`min` split a tie evenly, `reduce_max`
+    spreads its gradient evenly over the tied maxima. Run it before
+    `rnn-fuse-pointwise` (the adjoint of a fused group is built from its
+    ops, and the adjoint cell is fused by the same pass): a function that
+    holds an `rnn.pointwise`, or any op without an adjoint rule, gets a
+    diagnostic naming the op.
+
+    `save=gates` (the default) saves, per step, the sum that every matmul
+    feeds (the LSTM's pre-activation gates), so the backward runs no matmul
+    of the forward again; `save=states` saves only the states and recomputes
+    the rest (the recomputed matmuls read saved sequences, so
+    `rnn-hoist-input-projection` runs them over all steps at once).
+  }];
+  let options = [
+    Option<"save", "save", "std::string", "\"gates\"",
+           "What the training forward saves per step: gates or states">,
+    ListOption<"functions", "functions", "std::string",
+               "The public functions to differentiate (default: all)">
+  ];
+  let dependentDialects = ["::rnn::RNNDialect", "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions differentiated">,
+    Statistic<"numAdjointCells", "adjoint-cells", "Adjoint cells built">
+  ];
+}
+
 def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   let summary = "Fuses each stage of a cell's pointwise ops into one rnn.pointwise";
   let description = [{

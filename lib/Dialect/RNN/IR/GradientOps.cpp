@@ -1,0 +1,77 @@
+//===- GradientOps.cpp - Ops the derived backward builds ------------------===//
+//
+// rnn.sum_to (the adjoint of broadcasting) and rnn.outer_sum (a weight
+// gradient over all rows). rnn.heaviside and rnn.zeros_like are plain
+// elementwise ops with no verifier of their own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Dialect/RNN/IR/Broadcast.h"
+#include "rnn/Dialect/RNN/IR/RNNOps.h"
+
+using namespace mlir;
+using namespace rnn;
+
+LogicalResult SumToOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result
+                         << " must have the element type of the input "
+                         << input;
+  if (!broadcastsTo(result.getShape(), input.getShape()))
+    return emitOpError() << "result " << result
+                         << " does not broadcast to the input " << input
+                         << ": aligned at the trailing dimension, each result "
+                            "size must equal the input's or be 1";
+  return success();
+}
+
+OpFoldResult SumToOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+LogicalResult OuterSumOp::verify() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  for (auto [name, type] :
+       {std::pair<StringRef, RankedTensorType>{"lhs", lhs}, {"rhs", rhs}})
+    if (type.getRank() < 2 || type.isDynamicDim(type.getRank() - 1))
+      return emitOpError() << name << " has type " << type
+                           << "; expected rows [..., N] of rank 2 or more "
+                              "with a static last size";
+  if (lhs.getRank() != rhs.getRank())
+    return emitOpError() << "lhs " << lhs << " and rhs " << rhs
+                         << " must have the same rows (ranks differ)";
+  for (int64_t d = 0; d + 1 < lhs.getRank(); ++d) {
+    int64_t a = lhs.getDimSize(d), b = rhs.getDimSize(d);
+    if (a != b && !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b))
+      return emitOpError() << "lhs " << lhs << " and rhs " << rhs
+                           << " must have the same rows (dimension " << d
+                           << " differs)";
+  }
+  Type element = lhs.getElementType();
+  if (rhs.getElementType() != element)
+    return emitOpError() << "operand element types differ: lhs " << lhs
+                         << ", rhs " << rhs;
+  Type resultElement = result.getElementType();
+  bool widening =
+      resultElement.isF32() && (element.isF16() || element.isBF16());
+  if (resultElement != element && !widening)
+    return emitOpError() << "result element type " << resultElement
+                         << " must be the operands' " << element
+                         << " (or f32 for f16/bf16 operands)";
+  if (getAllowTf32() && !element.isF32())
+    return emitOpError() << "allow_tf32 applies to f32 operands only, not "
+                         << element;
+  SmallVector<int64_t> expected{lhs.getShape().back(), rhs.getShape().back()};
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result has type " << result
+                         << " but the outer products of " << lhs << " and "
+                         << rhs << " are "
+                         << RankedTensorType::get(expected, resultElement);
+  return success();
+}

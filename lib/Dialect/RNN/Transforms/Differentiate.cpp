@@ -1,0 +1,872 @@
+//===- Differentiate.cpp - The derived backward of cells and functions ----===//
+//
+// Backward through time in the dialect. A scan of cell `c` becomes, in the
+// training forward, a scan of `c_train` (the same step, which also emits the
+// state it started from and the values the save policy keeps), and in the
+// backward a scan of `c_adjoint` in the opposite direction. The adjoint cell
+// recomputes what was not saved, applies the adjoint rules to the step in
+// reverse, and carries the state gradients. Gradients that sum over time
+// (weights, biases) and input gradients that are a matmul of a per-step
+// gradient leave the loop: the adjoint cell emits the per-step factor and
+// the function applies one rnn.outer_sum, rnn.sum_to or rnn.matmul to the
+// whole sequence, which is what a hand-written BPTT does with its GEMMs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AdjointRules.h"
+#include "CellSignature.h"
+
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_DIFFERENTIATE
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+using namespace rnn;
+
+namespace {
+
+/// What a value of the adjoint step stands for at the application: one of
+/// the sequences the application passes the adjoint cell, or one of the
+/// adjoint cell's per-step outputs.
+struct Source {
+  enum Kind { ResultGrad, ForwardInput, PrevState, Saved, Output } kind;
+  unsigned index;
+  bool operator==(const Source &o) const {
+    return kind == o.kind && index == o.index;
+  }
+};
+
+/// A gradient of a cell parameter, summed over all steps and rows outside
+/// the loop: `outer_sum(a, c)` (a weight) or `sum_to(a)` (anything else).
+struct ParamTerm {
+  unsigned param;
+  bool outer;
+  Source a, c;
+  bool allowTf32;
+};
+
+/// A gradient of a cell input that is a matmul of a per-step value with a
+/// parameter: `matmul(a, W)` with the layout flipped, over the sequence.
+struct SunkLhsTerm {
+  unsigned input;
+  Source a;
+  unsigned param;
+  bool weightInOut;
+  bool allowTf32;
+};
+
+/// The training twin and the adjoint of one cell, and how to apply them.
+struct CellDerivative {
+  CellOp train, adjoint;
+  /// The adjoint cell's per-step inputs, in order.
+  SmallVector<Source> adjointInputs;
+  /// The forward cell's parameters the adjoint cell takes, in order.
+  SmallVector<unsigned> adjointParams;
+  /// The train cell's extra outputs (after the forward's outputs), in order:
+  /// PrevState and Saved sources.
+  SmallVector<Source> trainExtras;
+  /// Per forward input: where its in-step gradient is (usually an adjoint
+  /// output).
+  SmallVector<std::optional<Source>> inputGradient;
+  SmallVector<SunkLhsTerm> sunkLhs;
+  SmallVector<ParamTerm> paramTerms;
+};
+
+static bool isRowOf(Value v, CellOp cell) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  auto row = cast<RankedTensorType>(cell.getInputTypes().front());
+  return type && type.getRank() == 2 &&
+         type.getDimSize(0) == row.getDimSize(0) && !type.isDynamicDim(1);
+}
+
+/// Builds the adjoint of one cell. As the AdjointSink, it takes the
+/// contributions to parameters (and the matmul gradients of inputs) out of
+/// the step.
+class CellDifferentiator : public AdjointSink {
+public:
+  CellDifferentiator(CellOp cell, bool saveGates)
+      : cell(cell), saveGates(saveGates) {}
+
+  FailureOr<CellDerivative> run(OpBuilder &moduleBuilder);
+
+  FailureOr<bool> takeBroadcast(Value operand, Value full,
+                                Operation *op) override {
+    std::optional<unsigned> param = paramIndex(operand);
+    if (!param)
+      return false;
+    if (!isRowOf(full, cell))
+      return op->emitOpError()
+             << "cannot derive the gradient of parameter #" << *param
+             << " of cell @" << cell.getSymName() << ": it reaches the op "
+             << "through " << full.getType() << ", not a [B, N] row";
+    pendingTerms.push_back({*param, false, full, Value(), false});
+    return true;
+  }
+  FailureOr<bool> takeWeightGradient(MatmulOp matmul, Value a,
+                                     Value c) override {
+    std::optional<unsigned> param = paramIndex(matmul.getRhs());
+    if (!param)
+      return matmul.emitOpError()
+             << "has a weight that is not a parameter of cell @"
+             << cell.getSymName() << "; its gradient cannot be derived";
+    pendingTerms.push_back({*param, true, a, c, matmul.getAllowTf32()});
+    return true;
+  }
+  bool takeLhsGradient(MatmulOp matmul, Value g) override {
+    auto lhs = dyn_cast<BlockArgument>(matmul.getLhs());
+    std::optional<unsigned> param = paramIndex(matmul.getRhs());
+    if (!lhs || lhs.getOwner() != &cell.getBodyBlock() ||
+        !cell.isInputIndex(lhs.getArgNumber()) || !param || !isRowOf(g, cell))
+      return false;
+    pendingSunk.push_back({unsigned(lhs.getArgNumber()), g, *param,
+                           matmul.getWeightInOut(), matmul.getAllowTf32()});
+    return true;
+  }
+
+private:
+  struct PendingTerm {
+    unsigned param;
+    bool outer;
+    Value a, c;
+    bool allowTf32;
+  };
+  struct PendingSunk {
+    unsigned input;
+    Value a;
+    unsigned param;
+    bool weightInOut, allowTf32;
+  };
+
+  std::optional<unsigned> paramIndex(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != &cell.getBodyBlock() ||
+        !cell.isParamIndex(arg.getArgNumber()))
+      return std::nullopt;
+    return arg.getArgNumber() - cell.getNumInputs() - cell.getNumStates();
+  }
+  SmallVector<Value> choosePolicySaves();
+
+  CellOp cell;
+  bool saveGates;
+  SmallVector<PendingTerm> pendingTerms;
+  SmallVector<PendingSunk> pendingSunk;
+};
+
+/// The values the `gates` policy saves: for every matmul, the end of the
+/// chain of single-use additions it feeds (the LSTM's pre-activation gates,
+/// W·x + b_W + U·h + b_U), so the adjoint step runs no matmul again.
+SmallVector<Value> CellDifferentiator::choosePolicySaves() {
+  llvm::SetVector<Value> saves;
+  if (!saveGates)
+    return {};
+  for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
+    if (isParameterOnly(cell, matmul.getResult()))
+      continue;
+    Value v = matmul.getResult();
+    while (v.hasOneUse()) {
+      Operation *user = *v.getUsers().begin();
+      if (!isa<AddOp, SubOp>(user) ||
+          user->getResult(0).getType() != v.getType())
+        break;
+      v = user->getResult(0);
+    }
+    saves.insert(v);
+  }
+  return saves.takeVector();
+}
+
+FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
+  Location loc = cell.getLoc();
+  unsigned numInputs = cell.getNumInputs(), numStates = cell.getNumStates();
+  unsigned numOutputs = cell.getNumOutputs();
+  SmallVector<Value> saves = choosePolicySaves();
+
+  // The adjoint step is built in a detached block with every argument it
+  // might read; the unread ones are dropped at the end.
+  auto block = std::make_unique<Block>();
+  auto addArgs = [&](ArrayRef<Type> types) {
+    SmallVector<BlockArgument> args;
+    for (Type t : types)
+      args.push_back(block->addArgument(t, loc));
+    return args;
+  };
+  SmallVector<Type> saveTypes;
+  for (Value v : saves)
+    saveTypes.push_back(v.getType());
+  SmallVector<BlockArgument> resultGradArgs = addArgs(cell.getOutputTypes());
+  SmallVector<BlockArgument> inputArgs = addArgs(cell.getInputTypes());
+  SmallVector<BlockArgument> prevStateArgs = addArgs(cell.getStateTypes());
+  SmallVector<BlockArgument> savedArgs = addArgs(saveTypes);
+  SmallVector<BlockArgument> stateGradArgs = addArgs(cell.getStateTypes());
+  SmallVector<BlockArgument> paramArgs = addArgs(cell.getParamTypes());
+
+  // The forward step again, reading saved values where there are some.
+  IRMapping primal;
+  for (auto [arg, mapped] : llvm::zip(cell.getInputArgs(), inputArgs))
+    primal.map(arg, mapped);
+  for (auto [arg, mapped] : llvm::zip(cell.getStateArgs(), prevStateArgs))
+    primal.map(arg, mapped);
+  for (auto [arg, mapped] : llvm::zip(cell.getParamArgs(), paramArgs))
+    primal.map(arg, mapped);
+  // The block is detached: the builder takes the context from the cell.
+  OpBuilder b(cell.getContext());
+  b.setInsertionPointToEnd(block.get());
+  DenseMap<Value, unsigned> saveIndex;
+  for (auto [i, v] : llvm::enumerate(saves))
+    saveIndex[v] = i;
+  for (Operation &op : cell.getBodyBlock().without_terminator()) {
+    b.clone(op, primal);
+    for (Value result : op.getResults())
+      if (auto it = saveIndex.find(result); it != saveIndex.end())
+        primal.map(result, savedArgs[it->second]);
+  }
+
+  // The step in reverse.
+  AdjointBuilder adjoint(b, primal, *this);
+  adjoint.loc = loc;
+  YieldOp yield = cell.getYield();
+  for (auto [value, grad] : llvm::zip(yield.getOutputs(), resultGradArgs))
+    adjoint.accumulate(value, grad);
+  for (auto [value, grad] : llvm::zip(yield.getStates(), stateGradArgs))
+    adjoint.accumulate(value, grad);
+  SmallVector<Operation *> ops;
+  for (Operation &op : cell.getBodyBlock().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (failed(adjoint.apply(op)))
+      return failure();
+  adjoint.loc = loc;
+  for (BlockArgument arg : cell.getParamArgs())
+    if (Value g = adjoint.gradient(arg)) {
+      // Only reachable for a cell whose parameter-only ops stayed inside.
+      if (!isRowOf(g, cell))
+        return cell.emitOpError() << "cannot derive the gradient of parameter #"
+                                  << *paramIndex(arg) << ": it is used through "
+                                  << g.getType() << ", not a [B, N] row";
+      pendingTerms.push_back({*paramIndex(arg), false, g, Value(), false});
+    }
+
+  // Outputs: in-step input gradients, then the per-step factors of the
+  // terms, each value once.
+  CellDerivative result;
+  SmallVector<Value> outputs;
+  DenseMap<Value, unsigned> outputIndex;
+  auto sourceOf = [&](Value v) -> Source {
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner() == block.get()) {
+      unsigned n = arg.getArgNumber();
+      auto in = [&](unsigned start, unsigned count) {
+        return n >= start && n < start + count;
+      };
+      unsigned start = 0;
+      if (in(start, numOutputs))
+        return {Source::ResultGrad, n - start};
+      start += numOutputs;
+      if (in(start, numInputs))
+        return {Source::ForwardInput, n - start};
+      start += numInputs;
+      if (in(start, numStates))
+        return {Source::PrevState, n - start};
+      start += numStates;
+      if (in(start, saves.size()))
+        return {Source::Saved, n - start};
+      // A state gradient or a parameter: not a per-step value; emit it.
+    }
+    auto [it, inserted] = outputIndex.try_emplace(v, outputs.size());
+    if (inserted)
+      outputs.push_back(v);
+    return {Source::Output, it->second};
+  };
+  for (BlockArgument arg : cell.getInputArgs()) {
+    Value g = adjoint.gradient(arg);
+    result.inputGradient.push_back(g ? std::optional<Source>(sourceOf(g))
+                                     : std::nullopt);
+  }
+  for (const PendingSunk &s : pendingSunk)
+    result.sunkLhs.push_back(
+        {s.input, sourceOf(s.a), s.param, s.weightInOut, s.allowTf32});
+  for (const PendingTerm &t : pendingTerms)
+    result.paramTerms.push_back({t.param, t.outer, sourceOf(t.a),
+                                 t.outer ? sourceOf(t.c) : Source{},
+                                 t.allowTf32});
+  SmallVector<Value> newStateGrads;
+  for (auto [arg, prev] : llvm::zip(cell.getStateArgs(), prevStateArgs)) {
+    Value g = adjoint.gradient(arg);
+    newStateGrads.push_back(g ? g : adjoint.zerosLike(prev));
+  }
+  YieldOp::create(b, loc, ValueRange(outputs), ValueRange(newStateGrads));
+
+  // Drop what the adjoint step does not need.
+  eraseDeadOps(*block, [](Operation *op) { return isPure(op); });
+  auto used = [](BlockArgument a) { return !a.use_empty(); };
+
+  // Sources the terms read from outside the step must be sequences the
+  // application can pass: the train cell emits the states and saves they
+  // name.
+  llvm::SetVector<unsigned> neededPrev, neededSaved;
+  auto need = [&](Source s) {
+    if (s.kind == Source::PrevState)
+      neededPrev.insert(s.index);
+    if (s.kind == Source::Saved)
+      neededSaved.insert(s.index);
+  };
+  for (const SunkLhsTerm &s : result.sunkLhs)
+    need(s.a);
+  for (const ParamTerm &t : result.paramTerms) {
+    need(t.a);
+    if (t.outer)
+      need(t.c);
+  }
+
+  SmallVector<BlockArgument> keptInputs;
+  auto keep = [&](ArrayRef<BlockArgument> args, Source::Kind kind) {
+    for (auto [i, arg] : llvm::enumerate(args))
+      if (used(arg)) {
+        keptInputs.push_back(arg);
+        result.adjointInputs.push_back({kind, unsigned(i)});
+        need({kind, unsigned(i)});
+      }
+  };
+  keep(resultGradArgs, Source::ResultGrad);
+  keep(inputArgs, Source::ForwardInput);
+  keep(prevStateArgs, Source::PrevState);
+  keep(savedArgs, Source::Saved);
+  if (keptInputs.empty()) {
+    // A cell takes at least one per-step input.
+    keptInputs.push_back(inputArgs.front());
+    result.adjointInputs.push_back({Source::ForwardInput, 0});
+  }
+  SmallVector<BlockArgument> keptParams;
+  for (auto [i, arg] : llvm::enumerate(paramArgs))
+    if (used(arg)) {
+      keptParams.push_back(arg);
+      result.adjointParams.push_back(i);
+    }
+
+  // The adjoint cell.
+  SmallVector<Type> inputTypes, stateTypes, paramTypes, outputTypes;
+  for (BlockArgument a : keptInputs)
+    inputTypes.push_back(a.getType());
+  for (BlockArgument a : stateGradArgs)
+    stateTypes.push_back(a.getType());
+  for (BlockArgument a : keptParams)
+    paramTypes.push_back(a.getType());
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  SymbolTable symbols(cell->getParentOp());
+  moduleBuilder.setInsertionPointAfter(cell);
+  auto adjointCell =
+      CellOp::create(moduleBuilder, loc, (cell.getSymName() + "_adjoint").str(),
+                     inputTypes, stateTypes, paramTypes, outputTypes);
+  Block &adjointBody = adjointCell.getBodyBlock();
+  {
+    unsigned n = 0;
+    for (BlockArgument a : keptInputs)
+      a.replaceAllUsesWith(adjointBody.getArgument(n++));
+    for (BlockArgument a : stateGradArgs)
+      a.replaceAllUsesWith(adjointBody.getArgument(n++));
+    for (BlockArgument a : keptParams)
+      a.replaceAllUsesWith(adjointBody.getArgument(n++));
+  }
+  adjointBody.getOperations().splice(adjointBody.end(), block->getOperations());
+  for (BlockArgument a : block->getArguments())
+    if (!a.use_empty())
+      return cell.emitOpError("internal error: the adjoint step reads an "
+                              "argument it does not take");
+  symbols.insert(adjointCell);
+
+  // The train cell: the forward step, also emitting the states it started
+  // from and the saved values that the backward reads.
+  for (unsigned k : neededPrev)
+    result.trainExtras.push_back({Source::PrevState, k});
+  for (unsigned m : neededSaved)
+    result.trainExtras.push_back({Source::Saved, m});
+  llvm::sort(result.trainExtras, [](Source x, Source y) {
+    return std::make_pair(int(x.kind), x.index) <
+           std::make_pair(int(y.kind), y.index);
+  });
+  auto train = cast<CellOp>(moduleBuilder.clone(*cell));
+  train.setSymName((cell.getSymName() + "_train").str());
+  YieldOp trainYield = train.getYield();
+  SmallVector<Value> trainOutputs(trainYield.getOutputs());
+  // The clone's values, found by position.
+  DenseMap<Operation *, Operation *> cloneOf;
+  for (auto [op, cloned] : llvm::zip(cell.getBodyBlock(), train.getBodyBlock()))
+    cloneOf[&op] = &cloned;
+  for (Source s : result.trainExtras) {
+    if (s.kind == Source::PrevState) {
+      trainOutputs.push_back(train.getStateArgs()[s.index]);
+      continue;
+    }
+    Value v = saves[s.index];
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      trainOutputs.push_back(
+          train.getBodyBlock().getArgument(arg.getArgNumber()));
+    else
+      trainOutputs.push_back(cloneOf[v.getDefiningOp()]->getResult(
+          cast<OpResult>(v).getResultNumber()));
+  }
+  SmallVector<Value> trainStates(trainYield.getStates());
+  OpBuilder yb(trainYield);
+  YieldOp::create(yb, trainYield.getLoc(), ValueRange(trainOutputs),
+                  ValueRange(trainStates));
+  trainYield.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : trainOutputs)
+    resultTypes.push_back(v.getType());
+  llvm::append_range(resultTypes, cell.getStateTypes());
+  train.setFunctionType(FunctionType::get(
+      cell.getContext(), cell.getFunctionType().getInputs(), resultTypes));
+  symbols.insert(train);
+
+  result.train = train;
+  result.adjoint = adjointCell;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+static StringRef cellNameOf(Operation *application) {
+  if (auto scan = dyn_cast<ScanOp>(application))
+    return scan.getCell();
+  return cast<StepOp>(application).getCell();
+}
+
+/// A scan or a step, read uniformly.
+struct Application {
+  Operation *op;
+  CellOp cell;
+  ValueRange inputs, init, params, outputs, finals;
+  Value lengths;
+  bool reverse = false;
+  bool isScan;
+
+  static Application of(Operation *op, CellOp cell) {
+    Application a{op, cell, {}, {}, {}, {}, {}, {}, false, false};
+    if (auto scan = dyn_cast<ScanOp>(op)) {
+      a.inputs = scan.getInputs();
+      a.init = scan.getInit();
+      a.params = scan.getParams();
+      a.outputs = scan.getOutputs();
+      a.finals = scan.getFinalStates();
+      a.lengths = scan.getLengths();
+      a.reverse = scan.getReverse();
+      a.isScan = true;
+    } else {
+      auto step = cast<StepOp>(op);
+      a.inputs = step.getInputs();
+      a.init = step.getStates();
+      a.params = step.getParams();
+      a.outputs = step.getOutputs();
+      a.finals = step.getNewStates();
+    }
+    return a;
+  }
+
+  /// The type at this application of a cell row type `row` ([B, N]): the
+  /// application's batch, and the time axis in front for a scan.
+  Type perStep(Type row, Value anInput) const {
+    auto rowType = cast<RankedTensorType>(row);
+    auto input = cast<RankedTensorType>(anInput.getType());
+    SmallVector<int64_t> shape;
+    if (isScan)
+      shape = {input.getDimSize(0), input.getDimSize(1)};
+    else
+      shape = {input.getDimSize(0)};
+    shape.push_back(rowType.getShape().back());
+    return RankedTensorType::get(shape, rowType.getElementType());
+  }
+  Type rowAt(Type row, Value anInit) const {
+    auto rowType = cast<RankedTensorType>(row);
+    auto init = cast<RankedTensorType>(anInit.getType());
+    return RankedTensorType::get(
+        {init.getDimSize(0), rowType.getShape().back()},
+        rowType.getElementType());
+  }
+};
+
+/// Creates a scan or step of `cell` like `like`, with the given operands.
+static Operation *createApplication(OpBuilder &b, const Application &like,
+                                    CellOp cell, ValueRange inputs,
+                                    ValueRange init, ValueRange params,
+                                    Value lengths, bool reverse) {
+  SmallVector<Type> outputTypes, stateTypes;
+  for (Type t : cell.getOutputTypes())
+    outputTypes.push_back(like.perStep(t, inputs.front()));
+  for (auto [t, i] : llvm::zip(cell.getStateTypes(), init))
+    stateTypes.push_back(like.rowAt(t, i));
+  auto symbol = FlatSymbolRefAttr::get(cell.getSymNameAttr());
+  Location loc = like.op->getLoc();
+  if (like.isScan)
+    return ScanOp::create(b, loc, outputTypes, stateTypes, symbol, inputs, init,
+                          params, lengths,
+                          reverse ? b.getUnitAttr() : UnitAttr());
+  return StepOp::create(b, loc, outputTypes, stateTypes, symbol, inputs, init,
+                        params);
+}
+
+class FunctionDifferentiator {
+public:
+  FunctionDifferentiator(ModuleOp module, bool saveGates,
+                         llvm::StringMap<CellDerivative> &derivatives,
+                         unsigned &numAdjointCells)
+      : module(module), symbols(module), saveGates(saveGates),
+        derivatives(derivatives), numAdjointCells(numAdjointCells) {}
+
+  LogicalResult run(func::FuncOp func);
+
+private:
+  FailureOr<CellDerivative *> derivativeOf(Operation *application);
+  LogicalResult adjointOf(const Application &app, CellDerivative &d,
+                          ArrayRef<Value> extras, AdjointBuilder &adjoint,
+                          IRMapping &primal, OpBuilder &b);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  bool saveGates;
+  llvm::StringMap<CellDerivative> &derivatives;
+  unsigned &numAdjointCells;
+};
+
+FailureOr<CellDerivative *>
+FunctionDifferentiator::derivativeOf(Operation *application) {
+  StringRef name = cellNameOf(application);
+  auto it = derivatives.find(name);
+  if (it != derivatives.end())
+    return &it->second;
+  auto cell = symbols.lookup<CellOp>(name);
+  if (!cell)
+    return application->emitOpError() << "refers to no cell @" << name;
+  OpBuilder moduleBuilder(module.getContext());
+  FailureOr<CellDerivative> d =
+      CellDifferentiator(cell, saveGates).run(moduleBuilder);
+  if (failed(d))
+    return failure();
+  symbols.insert(d->train);
+  symbols.insert(d->adjoint);
+  ++numAdjointCells;
+  return &derivatives.try_emplace(name, std::move(*d)).first->second;
+}
+
+static Type elementOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+LogicalResult FunctionDifferentiator::adjointOf(
+    const Application &app, CellDerivative &d, ArrayRef<Value> extras,
+    AdjointBuilder &adjoint, IRMapping &primal, OpBuilder &b) {
+  auto p = [&](Value v) { return primal.lookupOrDefault(v); };
+  adjoint.loc = app.op->getLoc();
+  auto sequenceOf = [&](Source s) -> Value {
+    switch (s.kind) {
+    case Source::ResultGrad: {
+      Value out = app.outputs[s.index];
+      Value g = adjoint.gradient(out);
+      return g ? g : adjoint.zerosLike(p(out));
+    }
+    case Source::ForwardInput:
+      return p(app.inputs[s.index]);
+    case Source::PrevState:
+    case Source::Saved:
+      for (auto [i, extra] : llvm::enumerate(d.trainExtras))
+        if (extra == s)
+          return extras[i];
+      llvm_unreachable("the train cell emits every source the adjoint reads");
+    case Source::Output:
+      break;
+    }
+    llvm_unreachable("outputs are read from the adjoint application");
+  };
+
+  SmallVector<Value> inputs, init, params;
+  for (Source s : d.adjointInputs)
+    inputs.push_back(sequenceOf(s));
+  // A final state without a gradient starts from zeros shaped like the
+  // initial state (not the final one, which would then have to be saved).
+  for (auto [final, start] : llvm::zip(app.finals, app.init)) {
+    Value g = adjoint.gradient(final);
+    init.push_back(g ? g : adjoint.zerosLike(p(start)));
+  }
+  for (unsigned q : d.adjointParams)
+    params.push_back(p(app.params[q]));
+  Value lengths = app.lengths ? p(app.lengths) : Value();
+  Operation *backward = createApplication(b, app, d.adjoint, inputs, init,
+                                          params, lengths, !app.reverse);
+  unsigned numOutputs = d.adjoint.getNumOutputs();
+  auto read = [&](Source s) {
+    return s.kind == Source::Output ? backward->getResult(s.index)
+                                    : sequenceOf(s);
+  };
+
+  for (auto [k, state] : llvm::enumerate(app.init))
+    adjoint.accumulate(state, backward->getResult(numOutputs + k));
+  for (auto [j, input] : llvm::enumerate(app.inputs)) {
+    Value total;
+    auto addTerm = [&](Value v) { total = total ? adjoint.add(total, v) : v; };
+    if (d.inputGradient[j])
+      addTerm(read(*d.inputGradient[j]));
+    for (const SunkLhsTerm &s : d.sunkLhs)
+      if (s.input == j)
+        addTerm(adjoint.matmulFlipped(read(s.a), p(app.params[s.param]),
+                                      s.weightInOut, s.allowTf32,
+                                      elementOf(input)));
+    if (total)
+      adjoint.accumulate(input, total);
+  }
+  for (auto [q, param] : llvm::enumerate(app.params)) {
+    Value total;
+    for (const ParamTerm &t : d.paramTerms) {
+      if (t.param != q)
+        continue;
+      Value v = t.outer ? adjoint.outerSum(read(t.a), read(t.c), t.allowTf32,
+                                           elementOf(param))
+                        : adjoint.sumTo(read(t.a), param.getType());
+      total = total ? adjoint.add(total, v) : v;
+    }
+    if (total)
+      adjoint.accumulate(param, total);
+  }
+  return success();
+}
+
+LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (Operation &op : body.without_terminator())
+    if (op.getNumRegions() != 0 && !isa<PointwiseOp>(&op))
+      return op.emitOpError() << "has regions; @" << func.getSymName()
+                              << " cannot be differentiated";
+
+  // The training forward: the function with its applications replaced by
+  // those of the train cells, returning their results as well.
+  OpBuilder b(context);
+  b.setInsertionPointAfter(func);
+  std::string trainName = (func.getSymName() + "_train").str();
+  std::string backwardName = (func.getSymName() + "_backward").str();
+  for (StringRef name : {StringRef(trainName), StringRef(backwardName)})
+    if (symbols.lookup(name))
+      return func.emitOpError() << "cannot be differentiated: the module "
+                                << "already has a symbol @" << name;
+  auto train =
+      func::FuncOp::create(b, func.getLoc(), trainName, func.getFunctionType());
+  Block *trainBody = train.addEntryBlock();
+  IRMapping forward;
+  for (auto [from, to] :
+       llvm::zip(body.getArguments(), trainBody->getArguments()))
+    forward.map(from, to);
+  OpBuilder tb = OpBuilder::atBlockEnd(trainBody);
+  SmallVector<Value> saved;
+  // Per application: the index in `saved` of its first result.
+  DenseMap<Operation *, unsigned> savedStart;
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<ScanOp, StepOp>(&op)) {
+      tb.clone(op, forward);
+      continue;
+    }
+    FailureOr<CellDerivative *> d = derivativeOf(&op);
+    if (failed(d))
+      return failure();
+    auto cell = symbols.lookup<CellOp>(cellNameOf(&op));
+    Application app = Application::of(&op, cell);
+    auto mapped = [&](ValueRange vs) {
+      return llvm::map_to_vector(
+          vs, [&](Value v) { return forward.lookupOrDefault(v); });
+    };
+    Operation *trained = createApplication(
+        tb, app, (*d)->train, mapped(app.inputs), mapped(app.init),
+        mapped(app.params),
+        app.lengths ? forward.lookupOrDefault(app.lengths) : Value(),
+        app.reverse);
+    unsigned numOutputs = app.outputs.size();
+    unsigned numExtras = (*d)->trainExtras.size();
+    for (auto [i, v] : llvm::enumerate(app.outputs))
+      forward.map(v, trained->getResult(i));
+    for (auto [k, v] : llvm::enumerate(app.finals))
+      forward.map(v, trained->getResult(numOutputs + numExtras + k));
+    savedStart[&op] = saved.size();
+    llvm::append_range(saved, trained->getResults());
+  }
+  SmallVector<Value> trainResults;
+  for (Value v : ret.getOperands())
+    trainResults.push_back(forward.lookupOrDefault(v));
+  llvm::append_range(trainResults, saved);
+  func::ReturnOp::create(tb, ret.getLoc(), trainResults);
+
+  // The backward: arguments, saved values, result gradients in; one
+  // gradient per floating-point argument out.
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  for (Value v : saved)
+    argTypes.push_back(v.getType());
+  llvm::append_range(argTypes, func.getResultTypes());
+  SmallVector<Type> gradTypes;
+  SmallVector<unsigned> gradArgs;
+  for (BlockArgument arg : body.getArguments())
+    if (isa<FloatType>(elementOf(arg))) {
+      gradTypes.push_back(arg.getType());
+      gradArgs.push_back(arg.getArgNumber());
+    }
+  auto backward =
+      func::FuncOp::create(b, func.getLoc(), backwardName,
+                           FunctionType::get(context, argTypes, gradTypes));
+  Block *backBody = backward.addEntryBlock();
+  unsigned numArgs = func.getNumArguments();
+  IRMapping primal;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    primal.map(arg, backBody->getArgument(i));
+  auto savedArg = [&](unsigned i) {
+    return backBody->getArgument(numArgs + i);
+  };
+  OpBuilder bb = OpBuilder::atBlockEnd(backBody);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator()) {
+    ops.push_back(&op);
+    if (!isa<ScanOp, StepOp>(&op)) {
+      bb.clone(op, primal);
+      continue;
+    }
+    CellDerivative &d = derivatives.find(cellNameOf(&op))->second;
+    unsigned start = savedStart[&op];
+    unsigned numOutputs = op.getNumResults() - d.train.getNumStates();
+    unsigned numExtras = d.trainExtras.size();
+    for (unsigned i = 0; i < numOutputs; ++i)
+      primal.map(op.getResult(i), savedArg(start + i));
+    for (unsigned k = 0; k < d.train.getNumStates(); ++k)
+      primal.map(op.getResult(numOutputs + k),
+                 savedArg(start + numOutputs + numExtras + k));
+  }
+
+  class NoSink : public AdjointSink {
+  } noSink;
+  AdjointBuilder adjoint(bb, primal, noSink);
+  adjoint.loc = func.getLoc();
+  unsigned numSaved = saved.size();
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (isa<FloatType>(elementOf(v)))
+      adjoint.accumulate(v, backBody->getArgument(numArgs + numSaved + i));
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isa<ScanOp, StepOp>(op)) {
+      if (failed(adjoint.apply(op)))
+        return failure();
+      continue;
+    }
+    CellDerivative &d = derivatives.find(cellNameOf(op))->second;
+    auto cell = symbols.lookup<CellOp>(cellNameOf(op));
+    Application app = Application::of(op, cell);
+    unsigned start = savedStart[op] + app.outputs.size();
+    SmallVector<Value> extras;
+    for (unsigned i = 0; i < d.trainExtras.size(); ++i)
+      extras.push_back(savedArg(start + i));
+    if (failed(adjointOf(app, d, extras, adjoint, primal, bb)))
+      return failure();
+  }
+  adjoint.loc = func.getLoc();
+  SmallVector<Value> grads;
+  for (unsigned i : gradArgs) {
+    Value g = adjoint.gradient(body.getArgument(i));
+    grads.push_back(g ? g : adjoint.zerosLike(backBody->getArgument(i)));
+  }
+  func::ReturnOp::create(bb, ret.getLoc(), grads);
+
+  // Saved values that the backward does not read are not returned.
+  eraseDeadOps(*backBody, [](Operation *op) { return isPure(op); });
+  llvm::BitVector unusedArgs(backward.getNumArguments());
+  SmallVector<Value> keptSaved;
+  for (unsigned i = 0; i < numSaved; ++i) {
+    if (savedArg(i).use_empty())
+      unusedArgs.set(numArgs + i);
+    else
+      keptSaved.push_back(saved[i]);
+  }
+  if (failed(backward.eraseArguments(unusedArgs)))
+    return failure();
+  auto trainReturn = cast<func::ReturnOp>(trainBody->getTerminator());
+  SmallVector<Value> trainOperands(
+      trainReturn.getOperands().take_front(ret.getNumOperands()));
+  llvm::append_range(trainOperands, keptSaved);
+  trainReturn->setOperands(trainOperands);
+  SmallVector<Type> trainResultTypes;
+  for (Value v : trainOperands)
+    trainResultTypes.push_back(v.getType());
+  train.setFunctionType(
+      FunctionType::get(context, func.getArgumentTypes(), trainResultTypes));
+  eraseDeadOps(*trainBody, [](Operation *op) {
+    return isPure(op) && !isa<ScanOp, StepOp>(op);
+  });
+
+  // What ties the three together, for the manifest and for readers.
+  auto self = FlatSymbolRefAttr::get(func.getSymNameAttr());
+  train->setAttr("rnn.training_forward_of", self);
+  backward->setAttr("rnn.backward_of", self);
+  backward->setAttr("rnn.num_saved", b.getI64IntegerAttr(keptSaved.size()));
+  symbols.insert(train);
+  symbols.insert(backward);
+  return success();
+}
+
+struct DifferentiatePass
+    : public rnn::impl::DifferentiateBase<DifferentiatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (save != "gates" && save != "states") {
+      module.emitError() << "rnn-differentiate: save=" << save
+                         << " is not a policy (expected gates or states)";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> funcs;
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr("rnn.backward_of") ||
+          func->hasAttr("rnn.training_forward_of"))
+        continue;
+      bool named = llvm::is_contained(functions, func.getSymName().str());
+      if (functions.empty() ? func.isPublic() : named)
+        funcs.push_back(func);
+    }
+    for (const std::string &name : functions)
+      if (!module.lookupSymbol<func::FuncOp>(name)) {
+        module.emitError() << "rnn-differentiate: no function @" << name;
+        return signalPassFailure();
+      }
+    for (func::FuncOp func : funcs)
+      for (Operation &op : func.getBody().front())
+        if (isa<PointwiseOp>(&op)) {
+          op.emitOpError() << "has no adjoint rule: differentiate @"
+                           << func.getSymName()
+                           << " before rnn-fuse-pointwise (the adjoint is "
+                              "fused by the same pass)";
+          return signalPassFailure();
+        }
+
+    // Parameter-only computations (packed or cast weights) leave the cells
+    // first, so that every weight a cell reads is a parameter and its
+    // gradient sums over time outside the loop.
+    editCells(module, [](CellOp, CellSignatureEditor &) {});
+
+    llvm::StringMap<CellDerivative> derivatives;
+    unsigned adjointCells = 0;
+    for (func::FuncOp func : funcs) {
+      FunctionDifferentiator differentiator(module, save == "gates",
+                                            derivatives, adjointCells);
+      if (failed(differentiator.run(func)))
+        return signalPassFailure();
+      ++numFunctions;
+    }
+    numAdjointCells += adjointCells;
+  }
+};
+
+} // namespace

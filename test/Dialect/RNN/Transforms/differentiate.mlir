@@ -1,0 +1,113 @@
+// RUN: rnn-opt %s -split-input-file --rnn-differentiate | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-differentiate=save=states | FileCheck %s --check-prefix=STATES
+
+// An LSTM: the backward is what a hand-written BPTT does. The train cell
+// also emits the states it started from and the pre-activation gates (the
+// sum that both matmuls feed); the adjoint cell recomputes the activations
+// from the gates, runs ONE matmul per step (dgates times U, for dh_prev) and
+// emits dgates; after the reversed scan, dW, dU and dx are one GEMM each over
+// all T*B rows, and the bias gradients column sums.
+// CHECK-LABEL: rnn.cell @lstm_adjoint
+// CHECK-SAME: inputs(%[[DY:.*]]: tensor<?x4xf32>, %[[CP:.*]]: tensor<?x4xf32>, %[[G:.*]]: tensor<?x16xf32>)
+// CHECK-SAME: states(%[[DH:.*]]: tensor<?x4xf32>, %[[DC:.*]]: tensor<?x4xf32>) params(%[[U:.*]]: tensor<16x4xf32>) -> (tensor<?x16xf32>)
+// CHECK: rnn.split %[[G]]
+// CHECK-NOT: rnn.matmul
+// CHECK: %[[DG:.*]] = rnn.concat
+// CHECK-NEXT: %[[DHP:.*]] = rnn.matmul %[[DG]], %[[U]] weight_in_out : tensor<?x16xf32>, tensor<16x4xf32> -> tensor<?x4xf32>
+// CHECK-NOT: rnn.matmul
+// CHECK: rnn.yield outputs(%[[DG]] : tensor<?x16xf32>) states(%[[DHP]], %{{.*}} : tensor<?x4xf32>, tensor<?x4xf32>)
+
+// CHECK-LABEL: rnn.cell @lstm_train
+// CHECK: %[[GATES:.*]] = rnn.add %{{.*}}, %arg5 :
+// CHECK: rnn.split %[[GATES]]
+// CHECK: rnn.yield outputs(%{{.*}}, %arg1, %arg2, %[[GATES]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x16xf32>)
+
+// CHECK-LABEL: func.func @lstm_seq_train
+// CHECK-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x16xf32>)
+// CHECK-SAME: rnn.training_forward_of = @lstm_seq
+// CHECK: rnn.scan @lstm_train inputs
+
+// CHECK-LABEL: func.func @lstm_seq_backward
+// CHECK-SAME: (%[[XS:[^:]*]]: tensor<?x?x3xf32>, %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %[[W:[^:]*]]: tensor<16x3xf32>, %[[U0:[^:]*]]: tensor<16x4xf32>, %{{[^:]*}}: tensor<16xf32>,
+// CHECK-SAME: %[[HS:[^:]*]]: tensor<?x?x4xf32>, %[[CS:[^:]*]]: tensor<?x?x4xf32>, %[[GS:[^:]*]]: tensor<?x?x16xf32>, %[[DYS:[^:]*]]: tensor<?x?x4xf32>, %[[DHT:[^:]*]]: tensor<?x4xf32>, %[[DCT:[^:]*]]: tensor<?x4xf32>)
+// CHECK-SAME: rnn.backward_of = @lstm_seq, rnn.num_saved = 3
+// CHECK: %[[DGS:.*]], %[[DINIT:.*]]:2 = rnn.scan @lstm_adjoint reverse inputs(%[[DYS]], %[[CS]], %[[GS]] : {{.*}}) init(%[[DHT]], %[[DCT]] : {{.*}}) params(%[[U0]] : tensor<16x4xf32>)
+// CHECK-NEXT: %[[DX:.*]] = rnn.matmul %[[DGS]], %[[W]] weight_in_out : tensor<?x?x16xf32>, tensor<16x3xf32> -> tensor<?x?x3xf32>
+// CHECK-NEXT: %[[DW:.*]] = rnn.outer_sum %[[DGS]], %[[XS]] : tensor<?x?x16xf32>, tensor<?x?x3xf32> -> tensor<16x3xf32>
+// CHECK-NEXT: %[[DU:.*]] = rnn.outer_sum %[[DGS]], %[[HS]] : tensor<?x?x16xf32>, tensor<?x?x4xf32> -> tensor<16x4xf32>
+// CHECK-NEXT: %[[DB:.*]] = rnn.sum_to %[[DGS]] : tensor<?x?x16xf32> -> tensor<16xf32>
+// CHECK-NEXT: return %[[DX]], %[[DINIT]]#0, %[[DINIT]]#1, %[[DW]], %[[DU]], %[[DB]]
+
+// With save=states only the states are saved: the adjoint cell recomputes
+// both products (from inputs it receives as sequences, so that
+// rnn-hoist-input-projection can run them over all steps).
+// STATES-LABEL: rnn.cell @lstm_adjoint
+// STATES-SAME: inputs(%{{.*}}: tensor<?x4xf32>, %{{.*}}: tensor<?x3xf32>, %{{.*}}: tensor<?x4xf32>, %{{.*}}: tensor<?x4xf32>)
+// STATES-COUNT-3: rnn.matmul
+// STATES-LABEL: func.func @lstm_seq_train
+// STATES-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>)
+rnn.cell @lstm inputs(%x: tensor<?x3xf32>)
+    states(%h: tensor<?x4xf32>, %c: tensor<?x4xf32>)
+    params(%W: tensor<16x3xf32>, %U: tensor<16x4xf32>, %b: tensor<16xf32>)
+    -> (tensor<?x4xf32>) {
+  %wx = rnn.matmul %x, %W : tensor<?x3xf32>, tensor<16x3xf32> -> tensor<?x16xf32>
+  %uh = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<16x4xf32> -> tensor<?x16xf32>
+  %s = rnn.add %wx, %uh : tensor<?x16xf32>, tensor<?x16xf32>
+  %gates = rnn.add %s, %b : tensor<?x16xf32>, tensor<16xf32>
+  %i, %f, %g, %o = rnn.split %gates : tensor<?x16xf32>
+      -> tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %si = rnn.sigmoid %i : tensor<?x4xf32>
+  %sf = rnn.sigmoid %f : tensor<?x4xf32>
+  %tg = rnn.tanh %g : tensor<?x4xf32>
+  %so = rnn.sigmoid %o : tensor<?x4xf32>
+  %fc = rnn.mul %sf, %c : tensor<?x4xf32>, tensor<?x4xf32>
+  %ig = rnn.mul %si, %tg : tensor<?x4xf32>, tensor<?x4xf32>
+  %c1 = rnn.add %fc, %ig : tensor<?x4xf32>, tensor<?x4xf32>
+  %tc = rnn.tanh %c1 : tensor<?x4xf32>
+  %h1 = rnn.mul %so, %tc : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%h1 : tensor<?x4xf32>) states(%h1, %c1 : tensor<?x4xf32>, tensor<?x4xf32>)
+}
+func.func @lstm_seq(%xs: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %c0: tensor<?x4xf32>,
+                    %W: tensor<16x3xf32>, %U: tensor<16x4xf32>, %b: tensor<16xf32>)
+    -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %ys, %hT, %cT = rnn.scan @lstm inputs(%xs : tensor<?x?x3xf32>)
+      init(%h0, %c0 : tensor<?x4xf32>, tensor<?x4xf32>)
+      params(%W, %U, %b : tensor<16x3xf32>, tensor<16x4xf32>, tensor<16xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>, tensor<?x4xf32>)
+  return %ys, %hT, %cT : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// A reverse scan with lengths: the adjoint runs forward over the same
+// lengths (a masked step passes the state gradient through); a peephole
+// vector's gradient is the column sum of its per-step products; relu's
+// subgradient is a heaviside step at 0; a parameter-only product (the
+// scaled weight) leaves the cell first and its gradient flows back through
+// it outside the loop.
+// CHECK-LABEL: rnn.cell @peep_adjoint
+// CHECK: rnn.heaviside %{{.*}} : tensor<?x4xf32>
+// CHECK-LABEL: func.func @peep_seq_backward
+// CHECK: rnn.scan @peep_adjoint inputs({{.*}}) init({{.*}}) params({{.*}}) lengths(%arg4 : tensor<?xi32>)
+// CHECK: %[[DP:.*]] = rnn.sum_to %{{.*}} : tensor<?x?x4xf32> -> tensor<4xf32>
+// CHECK: %[[DWS:.*]] = rnn.outer_sum
+// CHECK: %[[DW:.*]] = rnn.mul %[[DWS]], %{{.*}} : tensor<4x3xf32>, tensor<f32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[DW]], %[[DP]] : tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<4x3xf32>, tensor<4xf32>
+rnn.cell @peep inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
+    params(%W: tensor<4x3xf32>, %p: tensor<4xf32>) -> (tensor<?x4xf32>) {
+  %two = rnn.constant 2.0 : tensor<f32>
+  %W2 = rnn.mul %W, %two : tensor<4x3xf32>, tensor<f32>
+  %wx = rnn.matmul %x, %W2 : tensor<?x3xf32>, tensor<4x3xf32> -> tensor<?x4xf32>
+  %ph = rnn.mul %h, %p : tensor<?x4xf32>, tensor<4xf32>
+  %s = rnn.add %wx, %ph : tensor<?x4xf32>, tensor<?x4xf32>
+  %r = rnn.relu %s : tensor<?x4xf32>
+  rnn.yield outputs(%r : tensor<?x4xf32>) states(%r : tensor<?x4xf32>)
+}
+func.func @peep_seq(%xs: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %W: tensor<4x3xf32>,
+                    %p: tensor<4xf32>, %len: tensor<?xi32>) -> tensor<?x?x4xf32> {
+  %ys, %hT = rnn.scan @peep reverse inputs(%xs : tensor<?x?x3xf32>)
+      init(%h0 : tensor<?x4xf32>) params(%W, %p : tensor<4x3xf32>, tensor<4xf32>)
+      lengths(%len : tensor<?xi32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys : tensor<?x?x4xf32>
+}
