@@ -162,27 +162,52 @@ private:
   SmallVector<PendingSunk> pendingSunk;
 };
 
+/// The end of the chain of single-use additions that `v` feeds.
+static Value chainEnd(Value v) {
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    if (!isa<AddOp, SubOp>(user) || user->getResult(0).getType() != v.getType())
+      break;
+    v = user->getResult(0);
+  }
+  return v;
+}
+
+static int64_t totalWidth(ArrayRef<Value> values) {
+  int64_t width = 0;
+  for (Value v : values)
+    width += cast<RankedTensorType>(v.getType()).getShape().back();
+  return width;
+}
+
 /// The values the `gates` policy saves: for every matmul, the end of the
 /// chain of single-use additions it feeds (the LSTM's pre-activation gates,
-/// W·x + b_W + U·h + b_U), so the adjoint step runs no matmul again.
+/// W·x + b_W + U·h + b_U), so the adjoint step runs no matmul again. Where
+/// a chain ends in a gate split, the chains of its pieces may meet those of
+/// another matmul (the GRU's r and z: W_r·x + U_r·h); following them saves
+/// less, and is chosen when it does.
 SmallVector<Value> CellDifferentiator::choosePolicySaves() {
-  llvm::SetVector<Value> saves;
   if (!saveGates)
     return {};
+  llvm::SetVector<Value> whole, pieces;
   for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
     if (isParameterOnly(cell, matmul.getResult()))
       continue;
-    Value v = matmul.getResult();
-    while (v.hasOneUse()) {
-      Operation *user = *v.getUsers().begin();
-      if (!isa<AddOp, SubOp>(user) ||
-          user->getResult(0).getType() != v.getType())
-        break;
-      v = user->getResult(0);
+    Value end = chainEnd(matmul.getResult());
+    whole.insert(end);
+    auto split = end.hasOneUse() ? dyn_cast<SplitOp>(*end.getUsers().begin())
+                                 : SplitOp();
+    if (!split) {
+      pieces.insert(end);
+      continue;
     }
-    saves.insert(v);
+    for (Value piece : split.getResults())
+      if (!piece.use_empty())
+        pieces.insert(chainEnd(piece));
   }
-  return saves.takeVector();
+  if (totalWidth(pieces.getArrayRef()) < totalWidth(whole.getArrayRef()))
+    return pieces.takeVector();
+  return whole.takeVector();
 }
 
 FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
