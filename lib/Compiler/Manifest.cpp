@@ -90,6 +90,11 @@ static void collectEqualities(func::FuncOp func, DimUnion &dims) {
         dims.uniteAllDims(concat.getResult(), v, concat.getConcatAxis());
       return;
     }
+    if (auto outer = dyn_cast<OuterSumOp>(op)) {
+      // The operands share their rows; the result [N, K] is static.
+      dims.uniteAligned(outer.getLhs(), outer.getRhs(), 1);
+      return;
+    }
     if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {
       dims.uniteAligned(op->getOperand(0), op->getResult(0), 1);
       return;
@@ -186,6 +191,27 @@ FailureOr<std::string> buildManifest(ModuleOp module) {
     for (auto [i, v] : llvm::enumerate(returnOp.getOperands()))
       if (failed(describe("result", i, v, true)))
         return failure();
+    // A differentiated function names its training forward and backward:
+    // `training <forward> <backward> <num_saved> <argument indices>`, the
+    // backward returning the gradient of each listed argument in order.
+    auto self = FlatSymbolRefAttr::get(func.getSymNameAttr());
+    func::FuncOp train, backward;
+    for (func::FuncOp other : module.getOps<func::FuncOp>()) {
+      if (other->getAttr("rnn.training_forward_of") == self)
+        train = other;
+      if (other->getAttr("rnn.backward_of") == self)
+        backward = other;
+    }
+    if (train && backward) {
+      auto saved = backward->getAttrOfType<IntegerAttr>("rnn.num_saved");
+      os << "training " << train.getSymName() << ' ' << backward.getSymName()
+         << ' ' << (saved ? saved.getInt() : 0);
+      for (BlockArgument arg : func.getArguments())
+        if (isa<FloatType>(
+                cast<RankedTensorType>(arg.getType()).getElementType()))
+          os << ' ' << arg.getArgNumber();
+      os << '\n';
+    }
     os << "end\n";
   }
   return text;

@@ -117,6 +117,12 @@ struct Function {
   std::vector<int64_t> symbolNames;
   std::vector<Binder> binders;
   void (*call)(void **descriptors) = nullptr;
+  /// For a function compiled with --training: its training forward and
+  /// backward, how many saved tensors the forward adds to this function's
+  /// results, and the arguments whose gradients the backward returns.
+  std::string trainName, backwardName;
+  int32_t numSaved = 0;
+  std::vector<int32_t> gradientArgs;
 };
 
 } // namespace
@@ -175,6 +181,9 @@ private:
                        Function &function, TensorSpec &spec,
                        std::string &error);
   bool checkSymbols(const Function &function, std::string &error) const;
+  bool parseTrainingLine(Function &function, std::string &error);
+  static bool checkTraining(const std::vector<Function> &functions,
+                            std::string &error);
 
   std::string_view text;
   size_t position = 0;
@@ -351,6 +360,91 @@ bool ManifestParser::checkSymbols(const Function &function,
   return true;
 }
 
+bool ManifestParser::parseTrainingLine(Function &function,
+                                       std::string &error) {
+  std::string expected = "expected 'training <forward> <backward> "
+                         "<num_saved> <argument indices...>' in function '" +
+                         function.name + "'";
+  int64_t numSaved = -1;
+  if (tokens.size() < 4 || !isIdentifier(tokens[1]) ||
+      !isIdentifier(tokens[2]) || !parseCount(tokens[3], numSaved) ||
+      numSaved > INT32_MAX)
+    return failHere(error, expected);
+  function.trainName = std::string(tokens[1]);
+  function.backwardName = std::string(tokens[2]);
+  function.numSaved = int32_t(numSaved);
+  for (size_t i = 4; i < tokens.size(); ++i) {
+    int64_t arg = -1;
+    if (!parseCount(tokens[i], arg) ||
+        arg >= int64_t(function.args.size()))
+      return failHere(error, "'" + std::string(tokens[i]) +
+                                 "' is not an argument of function '" +
+                                 function.name + "'");
+    function.gradientArgs.push_back(int32_t(arg));
+  }
+  return true;
+}
+
+static bool sameTensorType(const TensorSpec &a, const TensorSpec &b) {
+  if (a.dtype != b.dtype || a.rank != b.rank)
+    return false;
+  for (int32_t d = 0; d < a.rank; ++d)
+    if ((a.dims[d].symbol < 0 || b.dims[d].symbol < 0) &&
+        a.dims[d].size != b.dims[d].size)
+      return false;
+  return true;
+}
+
+/// A training record names functions of the same model whose signatures fit
+/// it: the forward returns the function's results and then `numSaved`
+/// tensors; the backward takes the function's arguments, those tensors and
+/// one gradient per result, and returns one per listed argument.
+bool ManifestParser::checkTraining(const std::vector<Function> &functions,
+                                   std::string &error) {
+  auto find = [&](const std::string &name) -> const Function * {
+    for (const Function &f : functions)
+      if (f.name == name)
+        return &f;
+    return nullptr;
+  };
+  for (const Function &f : functions) {
+    if (f.trainName.empty())
+      continue;
+    const Function *train = find(f.trainName);
+    const Function *backward = find(f.backwardName);
+    auto bad = [&](const std::string &why) {
+      error = "rnn_manifest: the training record of function '" + f.name +
+              "' " + why;
+      return false;
+    };
+    if (!train || !backward)
+      return bad("names a function the model does not list");
+    size_t numArgs = f.args.size(), numResults = f.results.size();
+    size_t numSaved = size_t(f.numSaved);
+    if (train->args.size() != numArgs ||
+        train->results.size() != numResults + numSaved)
+      return bad("does not fit the signature of '" + train->name + "'");
+    if (backward->args.size() != numArgs + numSaved + numResults ||
+        backward->results.size() != f.gradientArgs.size())
+      return bad("does not fit the signature of '" + backward->name + "'");
+    for (size_t i = 0; i < numResults; ++i)
+      if (!sameTensorType(train->results[i], f.results[i]) ||
+          !sameTensorType(backward->args[numArgs + numSaved + i],
+                          f.results[i]))
+        return bad("does not match result #" + std::to_string(i));
+    for (size_t i = 0; i < numSaved; ++i)
+      if (!sameTensorType(backward->args[numArgs + i],
+                          train->results[numResults + i]))
+        return bad("saves tensor #" + std::to_string(i) +
+                   " in a type the backward does not take");
+    for (size_t i = 0; i < f.gradientArgs.size(); ++i)
+      if (!sameTensorType(backward->results[i], f.args[f.gradientArgs[i]]))
+        return bad("gives gradient #" + std::to_string(i) +
+                   " a type other than its argument's");
+  }
+  return true;
+}
+
 bool ManifestParser::parse(std::vector<Function> &functions,
                            std::string &error) {
   if (!nextLine() || tokens.size() != 2 || tokens[0] != "rnn-manifest")
@@ -398,6 +492,13 @@ bool ManifestParser::parse(std::vector<Function> &functions,
     if (!nextLine())
       return failHere(error, "the text ends before the 'end' of function '" +
                                  function.name + "'");
+    if (!tokens.empty() && tokens[0] == "training") {
+      if (!parseTrainingLine(function, error))
+        return false;
+      if (!nextLine())
+        return failHere(error, "the text ends before the 'end' of function '" +
+                                   function.name + "'");
+    }
     if (tokens.size() != 1 || tokens[0] != "end")
       return failHere(error,
                       "expected 'end' after the " + std::to_string(numResults) +
@@ -406,7 +507,7 @@ bool ManifestParser::parse(std::vector<Function> &functions,
       return false;
     functions.push_back(std::move(function));
   }
-  return true;
+  return checkTraining(functions, error);
 }
 
 //===----------------------------------------------------------------------===//
@@ -835,6 +936,30 @@ rnn_status rnn_model_signature(const rnn_model *model, const char *name,
                       ": rnn_model_signature was given a null count pointer");
     *num_args = int32_t(function->args.size());
     *num_results = int32_t(function->results.size());
+    return RNN_OK;
+  });
+}
+
+rnn_status rnn_model_training_info(const rnn_model *model, const char *name,
+                                   rnn_training_info *info) {
+  return guarded([&]() -> rnn_status {
+    const Function *function = nullptr;
+    if (rnn_status status =
+            findFunction(model, name, "rnn_model_training_info", function))
+      return status;
+    if (!info)
+      return fail(RNN_ERROR_INVALID_ARGUMENT,
+                  function->name +
+                      ": rnn_model_training_info was given a null info");
+    if (function->trainName.empty())
+      return fail(RNN_ERROR_NOT_FOUND,
+                  function->name + " has no training forward and backward in " +
+                      model->path + " (compile it with rnn-compile --training)");
+    info->train_function = function->trainName.c_str();
+    info->backward_function = function->backwardName.c_str();
+    info->num_saved = function->numSaved;
+    info->num_gradients = int32_t(function->gradientArgs.size());
+    info->gradient_args = function->gradientArgs.data();
     return RNN_OK;
   });
 }

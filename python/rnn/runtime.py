@@ -17,10 +17,11 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import NamedTuple, Tuple
 
 import numpy as np
 
-__all__ = ["Model", "RNNError", "CompileError", "compile_mlir",
+__all__ = ["Model", "RNNError", "CompileError", "compile_mlir", "TrainingInfo",
            "RnnTensor", "load_runtime", "MAX_RANK"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,20 @@ class CompileError(Exception):
         super().__init__(message)
 
 
+class _RnnTrainingInfo(ctypes.Structure):
+    _fields_ = [("train_function", ctypes.c_char_p), ("backward_function", ctypes.c_char_p),
+                ("num_saved", ctypes.c_int32), ("num_gradients", ctypes.c_int32),
+                ("gradient_args", ctypes.POINTER(ctypes.c_int32))]
+
+
+class TrainingInfo(NamedTuple):
+    """How a function compiled with --training is trained (rnn_model_training_info)."""
+    train_function: str          # same arguments; returns the results, then the saved tensors
+    backward_function: str       # arguments, saved tensors, result gradients -> gradients
+    num_saved: int
+    gradient_args: Tuple[int, ...]  # the argument of each gradient the backward returns
+
+
 class RnnTensor(ctypes.Structure):
     """struct rnn_tensor."""
 
@@ -115,6 +130,7 @@ def load_runtime():
             "rnn_model_result_info": (status, [vp, cp, i32, tensor_p]),
             "rnn_model_result_shapes": (status, [vp, cp, tensor_p, i32, tensor_p, i32]),
             "rnn_model_run": (status, [vp, cp, tensor_p, i32, tensor_p, i32, vp]),
+            "rnn_model_training_info": (status, [vp, cp, ctypes.POINTER(_RnnTrainingInfo)]),
             "rnn_last_error": (cp, []),
             "rnn_status_name": (cp, [status]),
         }
@@ -291,6 +307,43 @@ class Model:
         return tuple(outs)
 
 
+    # -- training (docs/training.md) -------------------------------------------------------
+
+    def training_info(self, name):
+        """The TrainingInfo of function `name`; raises RNNError (RNN_ERROR_NOT_FOUND) when the
+        model was compiled without --training."""
+        info = _RnnTrainingInfo()
+        _check(self._lib, self._lib.rnn_model_training_info(
+            self._live(), name.encode(), ctypes.byref(info)))
+        return TrainingInfo(_decode(info.train_function), _decode(info.backward_function),
+                            info.num_saved,
+                            tuple(info.gradient_args[i] for i in range(info.num_gradients)))
+
+    def train_forward(self, name, *arrays):
+        """Runs the training forward of `name`: returns (results, saved), the results being
+        those `name` returns and `saved` what `backward` needs (tuples of numpy arrays)."""
+        info = self.training_info(name)
+        outs = self(info.train_function, *arrays)
+        n = len(outs) - info.num_saved
+        return outs[:n], outs[n:]
+
+    def backward(self, name, args, saved, grad_results):
+        """Gradients of `name`'s arguments, given its arguments `args`, the `saved` tensors of
+        `train_forward(name, *args)` and one gradient per result (the gradient of the loss
+        with respect to that result; zeros for a result the loss does not use). Returns a
+        tuple with one entry per argument: its gradient, or None for an argument without one
+        (integer arguments such as sequence lengths)."""
+        info = self.training_info(name)
+        args, saved, grad_results = tuple(args), tuple(saved), tuple(grad_results)
+        if len(saved) != info.num_saved:
+            raise ValueError(f"{name}: backward takes the {info.num_saved} saved tensors of "
+                             f"train_forward, got {len(saved)}")
+        grads = self(info.backward_function, *args, *saved, *grad_results)
+        by_arg = [None] * len(args)
+        for arg, grad in zip(info.gradient_args, grads):
+            by_arg[arg] = grad
+        return tuple(by_arg)
+
     # -- device tensors (CUDA models) ------------------------------------------------------
 
     def result_descriptors(self, name, args):
@@ -342,10 +395,13 @@ def _is_path(source):
     return "\n" not in source and (source.endswith(".mlir") or os.path.isfile(source))
 
 
-def compile_mlir(source, output, optimize=True, extra_args=()):
+def compile_mlir(source, output, optimize=True, extra_args=(), training=False, save=None):
     """Compiles `source` (MLIR text, or the path of a .mlir file) into the shared library `output`.
 
-    Returns the output path (str). Raises CompileError with rnn-compile's stderr on failure.
+    With `training`, every public function also gets its training forward and backward
+    (rnn-compile --training; `save` picks what the forward saves: "gates", the default, or
+    "states"); see Model.train_forward and Model.backward. Returns the output path (str).
+    Raises CompileError with rnn-compile's stderr on failure.
     """
     compiler = _compiler_path()
     output = os.fspath(output)
@@ -360,6 +416,12 @@ def compile_mlir(source, output, optimize=True, extra_args=()):
         cmd = [compiler, input_path, "-o", output]
         if not optimize:
             cmd.append("--no-optimize")
+        if training:
+            cmd.append("--training")
+        if save is not None:
+            if not training:
+                raise ValueError("compile_mlir: save= only applies with training=True")
+            cmd.append(f"--save={save}")
         cmd.extend(str(a) for a in extra_args)
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               errors="replace")

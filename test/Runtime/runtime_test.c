@@ -161,6 +161,14 @@ static BrokenCase brokenCases[] = {
     {"missing_call", {"'ghost'", "exports no rnn_call_ghost"}, 0},
     {"unbound_symbol", {"'f' result #0 dim 1", "s1", "no argument binds"}, 0},
     {"not_terminated", {"not NUL-terminated", "14 bytes"}, 0},
+    {"training_line", {"line 5", "expected 'training <forward>"}, 0},
+    {"training_arg", {"line 5", "'5' is not an argument of function 'f'"}, 0},
+    {"training_unknown",
+     {"training record of function 'f'", "does not list"},
+     0},
+    {"training_mismatch", {"training record of function 'f'",
+                           "does not fit the signature of 'f'"},
+     0},
 };
 #define NUM_BROKEN_CASES (int)(sizeof(brokenCases) / sizeof(brokenCases[0]))
 

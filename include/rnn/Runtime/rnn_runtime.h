@@ -75,6 +75,24 @@ rnn_status rnn_model_arg_info(const rnn_model *model, const char *name,
 rnn_status rnn_model_result_info(const rnn_model *model, const char *name,
                                  int32_t index, rnn_tensor *info);
 
+/* Training (docs/training.md). A function `f` compiled with
+ * `rnn-compile --training` comes with two more functions of the model:
+ *   train_function(f's arguments) -> (f's results, num_saved tensors)
+ *   backward_function(f's arguments, the num_saved tensors, one gradient per
+ *                     result of f) -> (num_gradients gradients)
+ * where gradient i is that of f's argument gradient_args[i] (every
+ * floating-point argument, in order). The pointers stay valid while the
+ * model is loaded. A function without them gives RNN_ERROR_NOT_FOUND. */
+typedef struct rnn_training_info {
+  const char *train_function;
+  const char *backward_function;
+  int32_t num_saved;
+  int32_t num_gradients;
+  const int32_t *gradient_args;
+} rnn_training_info;
+rnn_status rnn_model_training_info(const rnn_model *model, const char *name,
+                                   rnn_training_info *info);
+
 /* The shapes (and dtypes) of the results of `name` for these arguments:
  * fills results[i].dtype, .rank and .shape (not .data). Checks the arguments
  * as rnn_model_run does. */
