@@ -37,7 +37,12 @@ Value AdjointBuilder::castTo(Value x, Type element) {
   auto type = cast<RankedTensorType>(x.getType());
   if (type.getElementType() == element)
     return x;
-  return CastOp::create(b, loc, type.clone(element), x);
+  // One cast per value and type, so that the values a step emits are not
+  // emitted twice.
+  Value &cached = casts[{x, element}];
+  if (!cached)
+    cached = CastOp::create(b, loc, type.clone(element), x);
+  return cached;
 }
 
 Value AdjointBuilder::sumTo(Value full, Type type) {
@@ -233,7 +238,13 @@ LogicalResult AdjointBuilder::apply(Operation *op) {
     return success();
   }
   if (isa<CastOp>(op)) {
-    accumulate(x, castTo(g0, elementOf(x)));
+    // A gradient that was itself rounded from x's type (the f32 product of a
+    // bf16 weight's gradient) is taken before the rounding.
+    auto rounded = g0.getDefiningOp<CastOp>();
+    if (rounded && rounded.getInput().getType() == x.getType())
+      accumulate(x, rounded.getInput());
+    else
+      accumulate(x, castTo(g0, elementOf(x)));
     return success();
   }
   if (auto split = dyn_cast<SplitOp>(op)) {

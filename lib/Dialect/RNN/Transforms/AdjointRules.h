@@ -92,6 +92,7 @@ private:
   mlir::IRMapping &primal;
   AdjointSink &sink;
   llvm::DenseMap<mlir::Value, mlir::Value> grads;
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Type>, mlir::Value> casts;
 };
 
 } // namespace rnn

@@ -41,6 +41,9 @@ namespace {
 struct Source {
   enum Kind { ResultGrad, ForwardInput, PrevState, Saved, Output } kind;
   unsigned index;
+  /// When set, the value is the sequence cast to this element type (a cast
+  /// runs once over the whole sequence instead of once a step).
+  Type element = {};
   bool operator==(const Source &o) const {
     return kind == o.kind && index == o.index;
   }
@@ -123,7 +126,11 @@ public:
     return true;
   }
   bool takeLhsGradient(MatmulOp matmul, Value g) override {
-    auto lhs = dyn_cast<BlockArgument>(matmul.getLhs());
+    // The lhs is an input, or an input cast to the weight's type.
+    Value lhsValue = matmul.getLhs();
+    if (auto cast = lhsValue.getDefiningOp<CastOp>())
+      lhsValue = cast.getInput();
+    auto lhs = dyn_cast<BlockArgument>(lhsValue);
     std::optional<unsigned> param = paramIndex(matmul.getRhs());
     if (!lhs || lhs.getOwner() != &cell.getBodyBlock() ||
         !cell.isInputIndex(lhs.getArgNumber()) || !param || !isRowOf(g, cell))
@@ -286,7 +293,7 @@ FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
   CellDerivative result;
   SmallVector<Value> outputs;
   DenseMap<Value, unsigned> outputIndex;
-  auto sourceOf = [&](Value v) -> Source {
+  auto uncastSourceOf = [&](Value v) -> Source {
     if (auto arg = dyn_cast<BlockArgument>(v);
         arg && arg.getOwner() == block.get()) {
       unsigned n = arg.getArgNumber();
@@ -311,6 +318,17 @@ FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
     if (inserted)
       outputs.push_back(v);
     return {Source::Output, it->second};
+  };
+  // A cast (a bf16 copy of an input, of a state or of a gate gradient for
+  // the weight-gradient GEMM) is applied to the whole sequence outside the
+  // loop; the step emits the value it casts, once.
+  auto sourceOf = [&](Value v) -> Source {
+    auto cast = v.getDefiningOp<CastOp>();
+    if (!cast || cast.getInput().getDefiningOp<CastOp>())
+      return uncastSourceOf(v);
+    Source s = uncastSourceOf(cast.getInput());
+    s.element = cast.getType().getElementType();
+    return s;
   };
   for (BlockArgument arg : cell.getInputArgs()) {
     Value g = adjoint.gradient(arg);
@@ -631,8 +649,9 @@ LogicalResult FunctionDifferentiator::adjointOf(
                                           params, lengths, !app.reverse);
   unsigned numOutputs = d.adjoint.getNumOutputs();
   auto read = [&](Source s) {
-    return s.kind == Source::Output ? backward->getResult(s.index)
-                                    : sequenceOf(s);
+    Value v = s.kind == Source::Output ? backward->getResult(s.index)
+                                       : sequenceOf(s);
+    return s.element ? adjoint.castTo(v, s.element) : v;
   };
 
   for (auto [k, state] : llvm::enumerate(app.init))

@@ -1,0 +1,105 @@
+"""Training through rnn.Model: the training record of a compiled model, the calling
+convention of train_forward / backward, both save policies, bf16 matmuls, and the errors
+a caller gets. The gradients themselves are checked against finite differences in
+test_gradients.py."""
+
+import numpy as np
+import pytest
+
+import rnn
+from conftest import EXAMPLES_DIR
+
+LSTM_ARGS = [(6, 3, 10), (3, 20), (3, 20), (80, 10), (80, 20), (80,), (80,)]
+
+
+def lstm_args(dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal(s) * (0.3 if len(s) < 3 and s[0] == 80 else 1.0)).astype(dtype)
+            for s in LSTM_ARGS]
+
+
+@pytest.fixture(scope="module")
+def compile_lstm(tmp_path_factory):
+    out = tmp_path_factory.mktemp("training")
+    source = (EXAMPLES_DIR / "lstm.mlir").read_text()
+
+    def build(name, text=source, **kwargs):
+        return rnn.Model(rnn.compile_mlir(text, out / f"{name}.so", **kwargs))
+
+    return build
+
+
+def gradients(model, args, seed=1):
+    results, saved = model.train_forward("lstm_seq", *args)
+    rng = np.random.default_rng(seed)
+    weights = [rng.standard_normal(r.shape).astype(r.dtype) for r in results]
+    return results, model.backward("lstm_seq", args, saved, weights)
+
+
+def test_training_record(compile_lstm):
+    model = compile_lstm("lstm-train", training=True)
+    info = model.training_info("lstm_seq")
+    assert info.train_function == "lstm_seq_train"
+    assert info.backward_function == "lstm_seq_backward"
+    assert info.gradient_args == tuple(range(7))
+    _, train_results = model.signature("lstm_seq_train")
+    assert len(train_results) == 3 + info.num_saved
+    backward_args, backward_results = model.signature("lstm_seq_backward")
+    assert len(backward_args) == 7 + info.num_saved + 3
+    assert len(backward_results) == 7
+
+
+def test_results_and_gradient_shapes(compile_lstm):
+    model = compile_lstm("lstm-train", training=True)
+    args = lstm_args(np.float32)
+    results, grads = gradients(model, args)
+    for ours, plain in zip(results, model("lstm_seq", *args)):
+        np.testing.assert_array_equal(ours, plain)
+    assert [g.shape for g in grads] == [a.shape for a in args]
+    assert all(np.all(np.isfinite(g)) and np.any(g != 0) for g in grads)
+
+
+def test_save_policies_agree(compile_lstm):
+    """save=states recomputes what save=gates keeps: the same gradients, less saved."""
+    gates = compile_lstm("lstm-gates", training=True, save="gates", text=(
+        EXAMPLES_DIR / "lstm.mlir").read_text().replace("f32", "f64"))
+    states = compile_lstm("lstm-states", training=True, save="states", text=(
+        EXAMPLES_DIR / "lstm.mlir").read_text().replace("f32", "f64"))
+    assert states.training_info("lstm_seq").num_saved < gates.training_info("lstm_seq").num_saved
+    args = lstm_args(np.float64)
+    _, g_gates = gradients(gates, args)
+    _, g_states = gradients(states, args)
+    for a, b in zip(g_gates, g_states):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_bf16_matmuls_against_f64(compile_lstm):
+    """--matmul-type=bf16: gradients within bf16 rounding of the f64 ones."""
+    bf16 = compile_lstm("lstm-bf16", training=True, extra_args=("--matmul-type=bf16",))
+    f64 = compile_lstm("lstm-f64", training=True, text=(
+        EXAMPLES_DIR / "lstm.mlir").read_text().replace("f32", "f64"))
+    args = lstm_args(np.float64)
+    _, ref = gradients(f64, args)
+    _, ours = gradients(bf16, [a.astype(np.float32) for a in args])
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        err = np.max(np.abs(o - r)) / np.max(np.abs(r))
+        assert err < 2e-2, f"gradient of argument #{k}: relative error {err:.3g}"
+
+
+def test_without_training(compile_lstm):
+    model = compile_lstm("lstm-plain")
+    with pytest.raises(rnn.RNNError, match="RNN_ERROR_NOT_FOUND.*--training"):
+        model.training_info("lstm_seq")
+
+
+def test_backward_checks_its_arguments(compile_lstm):
+    model = compile_lstm("lstm-train", training=True)
+    args = lstm_args(np.float32)
+    results, saved = model.train_forward("lstm_seq", *args)
+    with pytest.raises(ValueError, match="saved tensors"):
+        model.backward("lstm_seq", args, saved[1:], results)
+    wrong = [np.ones((r.shape[0] + 1,) + r.shape[1:], np.float32) for r in results]
+    with pytest.raises(rnn.RNNError, match="RNN_ERROR_SHAPE_MISMATCH"):
+        model.backward("lstm_seq", args, saved, wrong)
+    with pytest.raises(ValueError, match="save= only applies"):
+        rnn.compile_mlir((EXAMPLES_DIR / "lstm.mlir").read_text(), "unused.so", save="gates")
