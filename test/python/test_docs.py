@@ -1,4 +1,5 @@
-"""Every ```python block of docs/compiling.md runs, so that the documentation cannot rot.
+"""Every ```python block of docs/compiling.md and docs/training.md runs, so that the
+documentation cannot rot.
 
 A line `print(...)  # text` promises that the print writes `text`: the output must
 contain each such text, in order, as a whole line (`...` in the text stands for anything).
@@ -16,15 +17,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = REPO / "docs" / "compiling.md"
+DOCS = [REPO / "docs" / "compiling.md", REPO / "docs" / "training.md"]
 
 # A fence of three or more backticks, "python" as the info string, up to the matching fence.
 BLOCK = re.compile(r"^(?P<fence>`{3,})python[ \t]*\n(?P<code>.*?)^(?P=fence)[ \t]*$",
                    re.MULTILINE | re.DOTALL)
 
 
-def python_blocks():
-    text = DOC.read_text()
+def python_blocks(doc):
+    text = doc.read_text()
     return [(text.count("\n", 0, m.start()) + 1, m.group("code")) for m in BLOCK.finditer(text)]
 
 
@@ -36,15 +37,17 @@ def promised_lines(code):
     return [m.group("text") for m in map(PROMISE.match, code.splitlines()) if m]
 
 
-def test_the_doc_has_python_blocks():
-    assert python_blocks(), f"{DOC} has no ```python block"
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.name)
+def test_the_doc_has_python_blocks(doc):
+    assert python_blocks(doc), f"{doc} has no ```python block"
 
 
-@pytest.mark.parametrize("line,code", [pytest.param(line, code, id=f"line{line}")
-                                       for line, code in python_blocks()])
-def test_python_block_runs(line, code, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("doc,line,code", [
+    pytest.param(doc, line, code, id=f"{doc.stem}-line{line}")
+    for doc in DOCS for line, code in python_blocks(doc)])
+def test_python_block_runs(doc, line, code, tmp_path, monkeypatch, capsys):
     (tmp_path / "examples").symlink_to(REPO / "examples", target_is_directory=True)
-    script = tmp_path / f"compiling_md_line{line}.py"
+    script = tmp_path / f"{doc.stem}_md_line{line}.py"
     # Blank lines keep the block's line numbers in tracebacks.
     script.write_text("\n" * line + code)
     monkeypatch.chdir(tmp_path)
@@ -56,6 +59,6 @@ def test_python_block_runs(line, code, tmp_path, monkeypatch, capsys):
     for text in promised_lines(code):
         pattern = re.compile(".*".join(map(re.escape, text.split("..."))) + r"\s*")
         hits = [i for i in range(pos, len(out)) if pattern.fullmatch(out[i])]
-        assert hits, (f"docs/compiling.md line {line}: no output line after output line {pos} "
+        assert hits, (f"docs/{doc.name} line {line}: no output line after output line {pos} "
                       f"reads {text!r}; the block printed:\n" + "\n".join(out))
         pos = hits[0] + 1
