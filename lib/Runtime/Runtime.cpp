@@ -397,8 +397,8 @@ static bool sameTensorType(const TensorSpec &a, const TensorSpec &b) {
 
 /// A training record names functions of the same model whose signatures fit
 /// it: the forward returns the function's results and then `numSaved`
-/// tensors; the backward takes the function's arguments, those tensors and
-/// one gradient per result, and returns one per listed argument.
+/// tensors; the backward takes the function's arguments, its results, those
+/// tensors and one gradient per result, and returns one per listed argument.
 bool ManifestParser::checkTraining(const std::vector<Function> &functions,
                                    std::string &error) {
   auto find = [&](const std::string &name) -> const Function * {
@@ -424,16 +424,17 @@ bool ManifestParser::checkTraining(const std::vector<Function> &functions,
     if (train->args.size() != numArgs ||
         train->results.size() != numResults + numSaved)
       return bad("does not fit the signature of '" + train->name + "'");
-    if (backward->args.size() != numArgs + numSaved + numResults ||
+    if (backward->args.size() != numArgs + 2 * numResults + numSaved ||
         backward->results.size() != f.gradientArgs.size())
       return bad("does not fit the signature of '" + backward->name + "'");
     for (size_t i = 0; i < numResults; ++i)
       if (!sameTensorType(train->results[i], f.results[i]) ||
-          !sameTensorType(backward->args[numArgs + numSaved + i],
+          !sameTensorType(backward->args[numArgs + i], f.results[i]) ||
+          !sameTensorType(backward->args[numArgs + numResults + numSaved + i],
                           f.results[i]))
         return bad("does not match result #" + std::to_string(i));
     for (size_t i = 0; i < numSaved; ++i)
-      if (!sameTensorType(backward->args[numArgs + i],
+      if (!sameTensorType(backward->args[numArgs + numResults + i],
                           train->results[numResults + i]))
         return bad("saves tensor #" + std::to_string(i) +
                    " in a type the backward does not take");

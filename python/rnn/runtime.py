@@ -79,7 +79,7 @@ class _RnnTrainingInfo(ctypes.Structure):
 class TrainingInfo(NamedTuple):
     """How a function compiled with --training is trained (rnn_model_training_info)."""
     train_function: str          # same arguments; returns the results, then the saved tensors
-    backward_function: str       # arguments, saved tensors, result gradients -> gradients
+    backward_function: str       # arguments, results, saved, result gradients -> gradients
     num_saved: int
     gradient_args: Tuple[int, ...]  # the argument of each gradient the backward returns
 
@@ -327,18 +327,19 @@ class Model:
         n = len(outs) - info.num_saved
         return outs[:n], outs[n:]
 
-    def backward(self, name, args, saved, grad_results):
-        """Gradients of `name`'s arguments, given its arguments `args`, the `saved` tensors of
-        `train_forward(name, *args)` and one gradient per result (the gradient of the loss
-        with respect to that result; zeros for a result the loss does not use). Returns a
-        tuple with one entry per argument: its gradient, or None for an argument without one
-        (integer arguments such as sequence lengths)."""
+    def backward(self, name, args, results, saved, grad_results):
+        """Gradients of `name`'s arguments, given its arguments `args`, the `results` and
+        `saved` tensors of `train_forward(name, *args)`, and one gradient per result (the
+        gradient of the loss with respect to that result; zeros for a result the loss does not
+        use). Returns a tuple with one entry per argument: its gradient, or None for an
+        argument without one (integer arguments such as sequence lengths)."""
         info = self.training_info(name)
-        args, saved, grad_results = tuple(args), tuple(saved), tuple(grad_results)
+        args, results, saved = tuple(args), tuple(results), tuple(saved)
+        grad_results = tuple(grad_results)
         if len(saved) != info.num_saved:
             raise ValueError(f"{name}: backward takes the {info.num_saved} saved tensors of "
                              f"train_forward, got {len(saved)}")
-        grads = self(info.backward_function, *args, *saved, *grad_results)
+        grads = self(info.backward_function, *args, *results, *saved, *grad_results)
         by_arg = [None] * len(args)
         for arg, grad in zip(info.gradient_args, grads):
             by_arg[arg] = grad

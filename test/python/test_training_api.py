@@ -33,7 +33,7 @@ def gradients(model, args, seed=1):
     results, saved = model.train_forward("lstm_seq", *args)
     rng = np.random.default_rng(seed)
     weights = [rng.standard_normal(r.shape).astype(r.dtype) for r in results]
-    return results, model.backward("lstm_seq", args, saved, weights)
+    return results, model.backward("lstm_seq", args, results, saved, weights)
 
 
 def test_training_record(compile_lstm):
@@ -45,7 +45,7 @@ def test_training_record(compile_lstm):
     _, train_results = model.signature("lstm_seq_train")
     assert len(train_results) == 3 + info.num_saved
     backward_args, backward_results = model.signature("lstm_seq_backward")
-    assert len(backward_args) == 7 + info.num_saved + 3
+    assert len(backward_args) == 7 + 3 + info.num_saved + 3
     assert len(backward_results) == 7
 
 
@@ -97,9 +97,9 @@ def test_backward_checks_its_arguments(compile_lstm):
     args = lstm_args(np.float32)
     results, saved = model.train_forward("lstm_seq", *args)
     with pytest.raises(ValueError, match="saved tensors"):
-        model.backward("lstm_seq", args, saved[1:], results)
+        model.backward("lstm_seq", args, results, saved[1:], results)
     wrong = [np.ones((r.shape[0] + 1,) + r.shape[1:], np.float32) for r in results]
     with pytest.raises(rnn.RNNError, match="RNN_ERROR_SHAPE_MISMATCH"):
-        model.backward("lstm_seq", args, saved, wrong)
+        model.backward("lstm_seq", args, results, saved, wrong)
     with pytest.raises(ValueError, match="save= only applies"):
         rnn.compile_mlir((EXAMPLES_DIR / "lstm.mlir").read_text(), "unused.so", save="gates")

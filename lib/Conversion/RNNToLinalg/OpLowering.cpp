@@ -238,6 +238,71 @@ static Value lowerConcat(OpBuilder &b, ConcatOp concat) {
   return result;
 }
 
+/// One parallel generic over [T, B, N]: each element reads the initial
+/// state at its row's first step and otherwise the sequence one step back
+/// (in the scan's order), through a tensor.extract at a computed index.
+static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *context = b.getContext();
+  Value sequence = op.getSequence(), init = op.getInit(),
+        lengths = op.getLengths();
+  auto type = cast<RankedTensorType>(op.getType());
+  Value out = emptyLike(b, loc, type, sequence);
+  Value steps = tensor::DimOp::create(b, loc, sequence, 0);
+  AffineExpr t = getAffineDimExpr(0, context), row = getAffineDimExpr(1, context),
+             n = getAffineDimExpr(2, context);
+  SmallVector<Value> inputs{init};
+  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {row, n}, context)};
+  if (lengths) {
+    inputs.push_back(lengths);
+    maps.push_back(AffineMap::get(3, 0, {row}, context));
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(3, context));
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  bool reverse = op.getReverse();
+  Type element = type.getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, inputs, ValueRange{out}, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value ti = linalg::IndexOp::create(nb, l, 0);
+               Value bi = linalg::IndexOp::create(nb, l, 1);
+               Value ni = linalg::IndexOp::create(nb, l, 2);
+               Value length = steps;
+               if (lengths)
+                 length = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                                     args[1]);
+               Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+               Value one = arith::ConstantIndexOp::create(nb, l, 1);
+               Value first, source;
+               if (!reverse) {
+                 first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               ti, zero);
+                 source = arith::MaxSIOp::create(
+                     nb, l, arith::SubIOp::create(nb, l, ti, one), zero);
+               } else {
+                 Value last = arith::SubIOp::create(nb, l, length, one);
+                 first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               ti, last);
+                 source = arith::MinSIOp::create(
+                     nb, l, arith::AddIOp::create(nb, l, ti, one),
+                     arith::SubIOp::create(nb, l, steps, one));
+               }
+               Value before = tensor::ExtractOp::create(
+                   nb, l, sequence, ValueRange{source, bi, ni});
+               Value value =
+                   arith::SelectOp::create(nb, l, first, args[0], before);
+               Value valid = arith::CmpIOp::create(
+                   nb, l, arith::CmpIPredicate::slt, ti, length);
+               Value zeroValue = arith::ConstantOp::create(
+                   nb, l, nb.getFloatAttr(element, 0.0));
+               linalg::YieldOp::create(
+                   nb, l,
+                   Value(arith::SelectOp::create(nb, l, valid, value,
+                                                 zeroValue)));
+             })
+      .getResult(0);
+}
+
 FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   if (isElementwise(op)) {
@@ -263,6 +328,8 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
     return SmallVector<Value>{lowerOuterSum(b, outer)};
   if (auto sum = dyn_cast<SumToOp>(op))
     return SmallVector<Value>{lowerSumTo(b, sum)};
+  if (auto previous = dyn_cast<PreviousStatesOp>(op))
+    return SmallVector<Value>{lowerPreviousStates(b, previous)};
   if (auto split = dyn_cast<SplitOp>(op))
     return lowerSplit(b, split);
   if (auto concat = dyn_cast<ConcatOp>(op))

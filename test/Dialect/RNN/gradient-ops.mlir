@@ -26,6 +26,16 @@ func.func @gradient_ops(%xs: tensor<?x?x6xf32>, %g: tensor<?x?x8xf32>, %h: tenso
   return %dw, %db, %one, %dv, %all, %z : tensor<8x6xf32>, tensor<8xf32>, tensor<?x1xf32>, tensor<8x6xf32>, tensor<f32>, tensor<?x?x6xf32>
 }
 
+// CHECK-LABEL: func.func @previous_states
+func.func @previous_states(%ys: tensor<?x?x6xf32>, %h0: tensor<?x6xf32>, %len: tensor<?xi64>)
+    -> (tensor<?x?x6xf32>, tensor<?x?x6xf32>) {
+  // CHECK: rnn.previous_states %{{.*}}, %{{.*}} : tensor<?x?x6xf32>, tensor<?x6xf32>
+  %a = rnn.previous_states %ys, %h0 : tensor<?x?x6xf32>, tensor<?x6xf32>
+  // CHECK: rnn.previous_states %{{.*}}, %{{.*}} reverse lengths(%{{.*}} : tensor<?xi64>) : tensor<?x?x6xf32>, tensor<?x6xf32>
+  %b = rnn.previous_states %ys, %h0 reverse lengths(%len : tensor<?xi64>) : tensor<?x?x6xf32>, tensor<?x6xf32>
+  return %a, %b : tensor<?x?x6xf32>, tensor<?x?x6xf32>
+}
+
 // -----
 
 func.func @sum_to_not_broadcast(%x: tensor<?x8xf32>) {
@@ -95,5 +105,29 @@ func.func @outer_sum_tf32(%a: tensor<?x8xf64>, %b: tensor<?x6xf64>) {
 func.func @outer_sum_shape(%a: tensor<?x8xf32>, %b: tensor<?x6xf32>) {
   // expected-error @+1 {{'rnn.outer_sum' op result has type 'tensor<6x8xf32>' but the outer products of 'tensor<?x8xf32>' and 'tensor<?x6xf32>' are 'tensor<8x6xf32>'}}
   %r = rnn.outer_sum %a, %b : tensor<?x8xf32>, tensor<?x6xf32> -> tensor<6x8xf32>
+  return
+}
+
+// -----
+
+func.func @previous_states_rank(%ys: tensor<?x6xf32>, %h0: tensor<?x6xf32>) {
+  // expected-error @+1 {{'rnn.previous_states' op sequence has type 'tensor<?x6xf32>'; expected [T, B, N] with a static N}}
+  %r = rnn.previous_states %ys, %h0 : tensor<?x6xf32>, tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @previous_states_init(%ys: tensor<?x?x6xf32>, %h0: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.previous_states' op init has type 'tensor<?x4xf32>'; expected 'tensor<?x6xf32>' for the sequence 'tensor<?x?x6xf32>'}}
+  %r = rnn.previous_states %ys, %h0 : tensor<?x?x6xf32>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @previous_states_lengths(%ys: tensor<?x3x6xf32>, %h0: tensor<3x6xf32>, %len: tensor<4xi32>) {
+  // expected-error @+1 {{'rnn.previous_states' op lengths 'tensor<4xi32>' do not have one entry per row of 'tensor<?x3x6xf32>'}}
+  %r = rnn.previous_states %ys, %h0 lengths(%len : tensor<4xi32>) : tensor<?x3x6xf32>, tensor<3x6xf32>
   return
 }

@@ -75,3 +75,29 @@ LogicalResult OuterSumOp::verify() {
                          << RankedTensorType::get(expected, resultElement);
   return success();
 }
+
+LogicalResult PreviousStatesOp::verify() {
+  auto sequence = cast<RankedTensorType>(getSequence().getType());
+  auto init = cast<RankedTensorType>(getInit().getType());
+  if (sequence.getRank() != 3 || sequence.isDynamicDim(2))
+    return emitOpError() << "sequence has type " << sequence
+                         << "; expected [T, B, N] with a static N";
+  auto sameSize = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
+  if (init.getRank() != 2 || init.getElementType() != sequence.getElementType() ||
+      !sameSize(init.getDimSize(0), sequence.getDimSize(1)) ||
+      init.getDimSize(1) != sequence.getDimSize(2))
+    return emitOpError() << "init has type " << init << "; expected "
+                         << RankedTensorType::get({sequence.getDimSize(1),
+                                                   sequence.getDimSize(2)},
+                                                  sequence.getElementType())
+                         << " for the sequence " << sequence;
+  if (Value lengths = getLengths()) {
+    auto type = cast<RankedTensorType>(lengths.getType());
+    if (!sameSize(type.getDimSize(0), sequence.getDimSize(1)))
+      return emitOpError() << "lengths " << type
+                           << " do not have one entry per row of " << sequence;
+  }
+  return success();
+}

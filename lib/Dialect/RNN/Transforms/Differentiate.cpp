@@ -78,6 +78,10 @@ struct CellDerivative {
   /// The train cell's extra outputs (after the forward's outputs), in order:
   /// PrevState and Saved sources.
   SmallVector<Source> trainExtras;
+  /// States that the step also emits as an output (state k -> output i):
+  /// a scan reads the states its steps started from off that output
+  /// sequence (rnn.previous_states) instead of saving them.
+  DenseMap<unsigned, unsigned> stateOutputs;
   /// Per forward input: where its in-step gradient is (usually an adjoint
   /// output).
   SmallVector<std::optional<Source>> inputGradient;
@@ -430,8 +434,14 @@ FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
 
   // The train cell: the forward step, also emitting the states it started
   // from and the saved values that the backward reads.
+  YieldOp forwardYield = cell.getYield();
+  for (auto [k, state] : llvm::enumerate(forwardYield.getStates()))
+    for (auto [i, output] : llvm::enumerate(forwardYield.getOutputs()))
+      if (output == state && !result.stateOutputs.count(k))
+        result.stateOutputs[k] = i;
   for (unsigned k : neededPrev)
-    result.trainExtras.push_back({Source::PrevState, k});
+    if (!result.stateOutputs.count(k))
+      result.trainExtras.push_back({Source::PrevState, k});
   for (unsigned m : neededSaved)
     result.trainExtras.push_back({Source::Saved, m});
   llvm::sort(result.trainExtras, [](Source x, Source y) {
@@ -612,6 +622,7 @@ LogicalResult FunctionDifferentiator::adjointOf(
     AdjointBuilder &adjoint, IRMapping &primal, OpBuilder &b) {
   auto p = [&](Value v) { return primal.lookupOrDefault(v); };
   adjoint.loc = app.op->getLoc();
+  DenseMap<unsigned, Value> previousStates;
   auto sequenceOf = [&](Source s) -> Value {
     switch (s.kind) {
     case Source::ResultGrad: {
@@ -622,6 +633,20 @@ LogicalResult FunctionDifferentiator::adjointOf(
     case Source::ForwardInput:
       return p(app.inputs[s.index]);
     case Source::PrevState:
+      // A step starts from its states operand; a scan's steps from the
+      // output before them where the state is also an output.
+      if (!app.isScan)
+        return p(app.init[s.index]);
+      if (auto it = d.stateOutputs.find(s.index); it != d.stateOutputs.end()) {
+        Value &previous = previousStates[s.index];
+        if (!previous)
+          previous = PreviousStatesOp::create(
+              b, app.op->getLoc(), p(app.outputs[it->second]),
+              p(app.init[s.index]),
+              app.lengths ? p(app.lengths) : Value(), app.reverse);
+        return previous;
+      }
+      [[fallthrough]];
     case Source::Saved:
       for (auto [i, extra] : llvm::enumerate(d.trainExtras))
         if (extra == s)
@@ -749,9 +774,12 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   llvm::append_range(trainResults, saved);
   func::ReturnOp::create(tb, ret.getLoc(), trainResults);
 
-  // The backward: arguments, saved values, result gradients in; one
-  // gradient per floating-point argument out.
+  // The backward: arguments, results, saved values, result gradients in;
+  // one gradient per floating-point argument out. It reads the results
+  // where it needs them (an LSTM's outputs are its h_{t-1}), so that the
+  // training forward does not save a second copy.
   SmallVector<Type> argTypes(func.getArgumentTypes());
+  llvm::append_range(argTypes, func.getResultTypes());
   for (Value v : saved)
     argTypes.push_back(v.getType());
   llvm::append_range(argTypes, func.getResultTypes());
@@ -767,11 +795,21 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
                            FunctionType::get(context, argTypes, gradTypes));
   Block *backBody = backward.addEntryBlock();
   unsigned numArgs = func.getNumArguments();
+  unsigned numResults = ret.getNumOperands();
   IRMapping primal;
   for (auto [i, arg] : llvm::enumerate(body.getArguments()))
     primal.map(arg, backBody->getArgument(i));
   auto savedArg = [&](unsigned i) {
-    return backBody->getArgument(numArgs + i);
+    return backBody->getArgument(numArgs + numResults + i);
+  };
+  // Values f returns are read from the results passed in.
+  DenseMap<Value, unsigned> resultIndex;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    resultIndex.try_emplace(v, i);
+  auto mapResults = [&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto it = resultIndex.find(v); it != resultIndex.end())
+        primal.map(v, backBody->getArgument(numArgs + it->second));
   };
   OpBuilder bb = OpBuilder::atBlockEnd(backBody);
   SmallVector<Operation *> ops;
@@ -779,6 +817,7 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
     ops.push_back(&op);
     if (!isa<ScanOp, StepOp>(&op)) {
       bb.clone(op, primal);
+      mapResults(&op);
       continue;
     }
     CellDerivative &d = derivatives.find(cellNameOf(&op))->second;
@@ -790,6 +829,7 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
     for (unsigned k = 0; k < d.train.getNumStates(); ++k)
       primal.map(op.getResult(numOutputs + k),
                  savedArg(start + numOutputs + numExtras + k));
+    mapResults(&op);
   }
 
   class NoSink : public AdjointSink {
@@ -799,7 +839,8 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   unsigned numSaved = saved.size();
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (isa<FloatType>(elementOf(v)))
-      adjoint.accumulate(v, backBody->getArgument(numArgs + numSaved + i));
+      adjoint.accumulate(
+          v, backBody->getArgument(numArgs + numResults + numSaved + i));
   for (Operation *op : llvm::reverse(ops)) {
     if (!isa<ScanOp, StepOp>(op)) {
       if (failed(adjoint.apply(op)))
@@ -830,7 +871,7 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   SmallVector<Value> keptSaved;
   for (unsigned i = 0; i < numSaved; ++i) {
     if (savedArg(i).use_empty())
-      unusedArgs.set(numArgs + i);
+      unusedArgs.set(numArgs + numResults + i);
     else
       keptSaved.push_back(saved[i]);
   }

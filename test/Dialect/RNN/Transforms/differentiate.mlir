@@ -2,11 +2,13 @@
 // RUN: rnn-opt %s -split-input-file --rnn-differentiate=save=states | FileCheck %s --check-prefix=STATES
 
 // An LSTM: the backward is what a hand-written BPTT does. The train cell
-// also emits the states it started from and the pre-activation gates (the
-// sum that both matmuls feed); the adjoint cell recomputes the activations
-// from the gates, runs ONE matmul per step (dgates times U, for dh_prev) and
-// emits dgates; after the reversed scan, dW, dU and dx are one GEMM each over
-// all T*B rows, and the bias gradients column sums.
+// also emits the cell state it started from and the pre-activation gates
+// (the sum that both matmuls feed); h_{t-1} is not saved: the backward reads
+// it off the output sequence (rnn.previous_states). The adjoint cell
+// recomputes the activations from the gates, runs ONE matmul per step
+// (dgates times U, for dh_prev) and emits dgates; after the reversed scan,
+// dW, dU and dx are one GEMM each over all T*B rows, the bias gradient a
+// column sum.
 // CHECK-LABEL: rnn.cell @lstm_adjoint
 // CHECK-SAME: inputs(%[[DY:.*]]: tensor<?x4xf32>, %[[CP:.*]]: tensor<?x4xf32>, %[[G:.*]]: tensor<?x16xf32>)
 // CHECK-SAME: states(%[[DH:.*]]: tensor<?x4xf32>, %[[DC:.*]]: tensor<?x4xf32>) params(%[[U:.*]]: tensor<16x4xf32>) -> (tensor<?x16xf32>)
@@ -20,32 +22,37 @@
 // CHECK-LABEL: rnn.cell @lstm_train
 // CHECK: %[[GATES:.*]] = rnn.add %{{.*}}, %arg5 :
 // CHECK: rnn.split %[[GATES]]
-// CHECK: rnn.yield outputs(%{{.*}}, %arg1, %arg2, %[[GATES]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x16xf32>)
+// CHECK: rnn.yield outputs(%{{.*}}, %arg2, %[[GATES]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x16xf32>)
 
 // CHECK-LABEL: func.func @lstm_seq_train
-// CHECK-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x16xf32>)
+// CHECK-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x16xf32>)
 // CHECK-SAME: rnn.training_forward_of = @lstm_seq
 // CHECK: rnn.scan @lstm_train inputs
 
 // CHECK-LABEL: func.func @lstm_seq_backward
-// CHECK-SAME: (%[[XS:[^:]*]]: tensor<?x?x3xf32>, %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %[[W:[^:]*]]: tensor<16x3xf32>, %[[U0:[^:]*]]: tensor<16x4xf32>, %{{[^:]*}}: tensor<16xf32>,
-// CHECK-SAME: %[[HS:[^:]*]]: tensor<?x?x4xf32>, %[[CS:[^:]*]]: tensor<?x?x4xf32>, %[[GS:[^:]*]]: tensor<?x?x16xf32>, %[[DYS:[^:]*]]: tensor<?x?x4xf32>, %[[DHT:[^:]*]]: tensor<?x4xf32>, %[[DCT:[^:]*]]: tensor<?x4xf32>)
-// CHECK-SAME: rnn.backward_of = @lstm_seq, rnn.num_saved = 3
+// CHECK-SAME: (%[[XS:[^:]*]]: tensor<?x?x3xf32>, %[[H0:[^:]*]]: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %[[W:[^:]*]]: tensor<16x3xf32>, %[[U0:[^:]*]]: tensor<16x4xf32>, %{{[^:]*}}: tensor<16xf32>,
+// CHECK-SAME: %[[YS:[^:]*]]: tensor<?x?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>, %{{[^:]*}}: tensor<?x4xf32>,
+// CHECK-SAME: %[[CS:[^:]*]]: tensor<?x?x4xf32>, %[[GS:[^:]*]]: tensor<?x?x16xf32>, %[[DYS:[^:]*]]: tensor<?x?x4xf32>, %[[DHT:[^:]*]]: tensor<?x4xf32>, %[[DCT:[^:]*]]: tensor<?x4xf32>)
+// CHECK-SAME: rnn.backward_of = @lstm_seq, rnn.num_saved = 2
 // CHECK: %[[DGS:.*]], %[[DINIT:.*]]:2 = rnn.scan @lstm_adjoint reverse inputs(%[[DYS]], %[[CS]], %[[GS]] : {{.*}}) init(%[[DHT]], %[[DCT]] : {{.*}}) params(%[[U0]] : tensor<16x4xf32>)
 // CHECK-NEXT: %[[DX:.*]] = rnn.matmul %[[DGS]], %[[W]] weight_in_out : tensor<?x?x16xf32>, tensor<16x3xf32> -> tensor<?x?x3xf32>
 // CHECK-NEXT: %[[DW:.*]] = rnn.outer_sum %[[DGS]], %[[XS]] : tensor<?x?x16xf32>, tensor<?x?x3xf32> -> tensor<16x3xf32>
+// CHECK-NEXT: %[[HS:.*]] = rnn.previous_states %[[YS]], %[[H0]] : tensor<?x?x4xf32>, tensor<?x4xf32>
 // CHECK-NEXT: %[[DU:.*]] = rnn.outer_sum %[[DGS]], %[[HS]] : tensor<?x?x16xf32>, tensor<?x?x4xf32> -> tensor<16x4xf32>
 // CHECK-NEXT: %[[DB:.*]] = rnn.sum_to %[[DGS]] : tensor<?x?x16xf32> -> tensor<16xf32>
 // CHECK-NEXT: return %[[DX]], %[[DINIT]]#0, %[[DINIT]]#1, %[[DW]], %[[DU]], %[[DB]]
 
-// With save=states only the states are saved: the adjoint cell recomputes
-// both products (from inputs it receives as sequences, so that
-// rnn-hoist-input-projection can run them over all steps).
+// With save=states only the cell state is saved (h_{t-1} comes from the
+// outputs): the adjoint cell recomputes both products (from inputs it
+// receives as sequences, so that rnn-hoist-input-projection can run them
+// over all steps).
 // STATES-LABEL: rnn.cell @lstm_adjoint
 // STATES-SAME: inputs(%{{.*}}: tensor<?x4xf32>, %{{.*}}: tensor<?x3xf32>, %{{.*}}: tensor<?x4xf32>, %{{.*}}: tensor<?x4xf32>)
 // STATES-COUNT-3: rnn.matmul
 // STATES-LABEL: func.func @lstm_seq_train
-// STATES-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>)
+// STATES-SAME: -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>)
+// STATES-LABEL: func.func @lstm_seq_backward
+// STATES: rnn.previous_states
 rnn.cell @lstm inputs(%x: tensor<?x3xf32>)
     states(%h: tensor<?x4xf32>, %c: tensor<?x4xf32>)
     params(%W: tensor<16x3xf32>, %U: tensor<16x4xf32>, %b: tensor<16xf32>)
@@ -88,6 +95,7 @@ func.func @lstm_seq(%xs: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %c0: tensor<?x
 // CHECK-LABEL: rnn.cell @peep_adjoint
 // CHECK: rnn.heaviside %{{.*}} : tensor<?x4xf32>
 // CHECK-LABEL: func.func @peep_seq_backward
+// CHECK: rnn.previous_states %{{.*}}, %arg1 reverse lengths(%arg4 : tensor<?xi32>)
 // CHECK: rnn.scan @peep_adjoint inputs({{.*}}) init({{.*}}) params({{.*}}) lengths(%arg4 : tensor<?xi32>)
 // CHECK: %[[DP:.*]] = rnn.sum_to %{{.*}} : tensor<?x?x4xf32> -> tensor<4xf32>
 // CHECK: %[[DWS:.*]] = rnn.outer_sum

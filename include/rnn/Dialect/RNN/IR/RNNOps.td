@@ -512,6 +512,42 @@ def RNN_SumToOp : RNN_Op<"sum_to", [Pure]> {
   let hasFolder = 1;
 }
 
+def RNN_PreviousStatesOp : RNN_Op<"previous_states", [Pure,
+    AllTypesMatch<["sequence", "result"]>]> {
+  let summary = "The states a scan's steps started from, read from its outputs";
+  let description = [{
+    For a state that every step of a scan also emits as an output (an
+    LSTM's or a GRU's `h`), the state step `t` started from is the output of
+    the step before it, or the initial state at a row's first step:
+    `result[t, b] = init[b]` at the first step of row `b` (`t = 0`; for a
+    `reverse` scan `t = lengths[b] - 1`, or `T - 1` without lengths), else
+    `sequence[t - 1, b]` (`sequence[t + 1, b]` for `reverse`); 0 at
+    positions past a row's length. The backward reads `h_{t-1}` this way
+    instead of saving a copy of the output sequence.
+
+    ```mlir
+    %h_prev = rnn.previous_states %ys, %h0 reverse lengths(%len : tensor<?xi32>)
+        : tensor<?x?x32xf32>, tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$sequence, RNN_FloatTensor:$init,
+                       Optional<RNN_LengthsTensor>:$lengths,
+                       UnitAttr:$reverse);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $sequence `,` $init (`reverse` $reverse^)?
+    (`lengths` `(` $lengths^ `:` type($lengths) `)`)? attr-dict
+    `:` type($sequence) `,` type($init)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$sequence,
+                                 "::mlir::Value":$init,
+                                 "::mlir::Value":$lengths, "bool":$reverse), [{
+    build($_builder, $_state, sequence.getType(), sequence, init, lengths,
+          reverse ? $_builder.getUnitAttr() : ::mlir::UnitAttr());
+  }]>];
+  let hasVerifier = 1;
+}
+
 def RNN_OuterSumOp : RNN_Op<"outer_sum", [Pure]> {
   let summary = "The sum over all rows of the outer products of two row tensors";
   let description = [{
