@@ -134,7 +134,10 @@ std::string bufferizationPipeline() {
          "canonicalize,"
          "buffer-results-to-out-params{modify-public-functions},"
          "compute-results-in-place,canonicalize,"
-         "elide-buffer-copies,"
+         // The runtime passes results that overlap no argument and no
+         // other result (rnn_model_run checks), and arguments are never
+         // written.
+         "elide-buffer-copies{distinct-arguments},"
          "buffer-deallocation-pipeline,func.func(optimize-allocation-liveness),"
          "hoist-loop-allocations";
 }

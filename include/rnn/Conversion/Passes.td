@@ -140,7 +140,30 @@ def ElideBufferCopies : Pass<"elide-buffer-copies", "::mlir::ModuleOp"> {
     per-step copy of a state read while its successor is written into the
     next row, and the copies of results into temporaries before they are
     copied into the caller's buffers.
+
+    The other way round, a `memref.copy` whose source is a fresh
+    `memref.alloc` (or the one subview of one) that nothing uses after the
+    copy is removed, and the ops before it in the same block that compute
+    or read the source use the copy's target instead (its view ops move up
+    to the first of them), provided nothing else reads or writes memory
+    that may overlap the target from there to the copy. The pieces of a
+    fused group's wide result are then computed in their columns of the
+    wide buffer (bufferization places only one piece of a kernel there),
+    and a cell output's pieces straight into their row of the output
+    sequence.
+
+    Where a buffer is an iteration argument or result of `scf.for`, the
+    buffers that enter the loop and that it yields count as its roots.
+    With `distinct-arguments`, buffers of two different function arguments
+    are taken not to overlap (rnn-compile's models: the runtime refuses
+    results that share memory with an argument or another result, and
+    arguments are never written); otherwise any two non-allocated buffers
+    may.
   }];
+  let options = [
+    Option<"distinctArguments", "distinct-arguments", "bool", "false",
+           "Buffers of different function arguments do not overlap">
+  ];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 

@@ -7,6 +7,15 @@
 // reducing generic between two phases. Values that cross phases travel as
 // tensors; constants are re-created wherever they are used.
 //
+// A result of k pieces starts as one tensor.empty k times as wide as the
+// iteration space. The generic that computes piece p writes it into an
+// extract_slice of columns [p*N, (p+1)*N) of that tensor (its init), and an
+// insert_slice of the same columns puts it back. One-Shot Bufferize places
+// one piece of each generic in the wide buffer that way (it cannot tell that
+// the later inserts go into the same buffer); elide-buffer-copies then
+// computes the others there too, so the concatenation that the group stands
+// for costs no copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Lowering.h"
@@ -39,6 +48,31 @@ int64_t nextRowGroupId(PointwiseOp group) {
       next = std::max(next, id.getInt() + 1);
   });
   return next;
+}
+
+/// Columns [piece * width, (piece + 1) * width) of `wide`, with the
+/// iteration space's shape `sliceType`.
+Value pieceOf(OpBuilder &b, Location loc, Value wide, int64_t piece,
+              int64_t width, RankedTensorType sliceType) {
+  int64_t rank = sliceType.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      strides(rank, b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(piece * width);
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, wide, offsets,
+                                        mixedSizes(b, loc, sliceType, wide),
+                                        strides);
+}
+
+/// `piece` written back into columns [index * width, ...) of `wide`.
+Value insertPiece(OpBuilder &b, Location loc, Value piece, Value wide,
+                  int64_t index, int64_t width) {
+  auto type = cast<RankedTensorType>(piece.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      strides(rank, b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(index * width);
+  return tensor::InsertSliceOp::create(b, loc, piece, wide, offsets,
+                                       mixedSizes(b, loc, type, wide), strides);
 }
 } // namespace
 
@@ -127,6 +161,23 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     return false;
   };
   SmallVector<Value> iterationSources(windows);
+
+  // The wide results' tensors, and for each yielded value the piece of a
+  // wide result it is computed in (the first such piece it fills; any other
+  // place it is yielded to gets a copy).
+  SmallVector<Value> wide(group.getNumResults());
+  DenseMap<Value, std::pair<unsigned, int64_t>> computedIn;
+  for (unsigned r = 0; r < group.getNumResults(); ++r) {
+    int64_t pieces = group.getNumPieces(r);
+    if (pieces == 1)
+      continue;
+    wide[r] =
+        emptyLike(b, loc, cast<RankedTensorType>(group.getResult(r).getType()),
+                  iterationSources);
+    unsigned first = group.getFirstYieldIndex(r);
+    for (int64_t p = 0; p < pieces; ++p)
+      computedIn.try_emplace(yield.getValues()[first + p], r, p);
+  }
   // The ops of one group are marked so that a GPU lowering can find them
   // again after bufferization and run them as one kernel.
   IntegerAttr groupId;
@@ -182,7 +233,11 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
       SmallVector<Type> resultTypes;
       for (Value v : outputs) {
         auto type = RankedTensorType::get(iteration.getShape(), v.getType());
-        inits.push_back(emptyLike(b, loc, type, iterationSources));
+        auto place = computedIn.find(v);
+        inits.push_back(place == computedIn.end()
+                            ? emptyLike(b, loc, type, iterationSources)
+                            : pieceOf(b, loc, wide[place->second.first],
+                                      place->second.second, width, type));
         resultTypes.push_back(type);
       }
       SmallVector<AffineMap> maps;
@@ -236,26 +291,38 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
 
   // Every yielded value is materialised (by its own phase, or as a
   // reduction); constants are filled.
+  auto tensorOf = [&](Value value, RankedTensorType type) -> Value {
+    if (Value t = materialised.lookup(value))
+      return t;
+    if (Value r = reductions.lookup(value))
+      return elementwise(
+          b, loc, type, r,
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    // A constant: clone its definition into a fill.
+    Operation *def = value.getDefiningOp();
+    OpBuilder::InsertionGuard guard(b);
+    Value scalar = b.clone(*def)->getResult(0);
+    Value init = emptyLike(b, loc, type, iterationSources);
+    return linalg::FillOp::create(b, loc, scalar, init).getResult(0);
+  };
   SmallVector<Value> results;
-  for (auto [value, result] :
-       llvm::zip(yield.getValues(), group.getResults())) {
+  for (auto [r, result] : llvm::enumerate(group.getResults())) {
     auto type = cast<RankedTensorType>(result.getType());
-    if (Value t = materialised.lookup(value)) {
-      results.push_back(t);
-    } else if (Value r = reductions.lookup(value)) {
-      results.push_back(
-          elementwise(b, loc, type, r, [](OpBuilder &, Location, ValueRange a) {
-            return a[0];
-          }));
-    } else {
-      // A constant: clone its definition into a fill.
-      Operation *def = value.getDefiningOp();
-      OpBuilder::InsertionGuard guard(b);
-      Value scalar = b.clone(*def)->getResult(0);
-      Value init = emptyLike(b, loc, type, iterationSources);
-      results.push_back(
-          linalg::FillOp::create(b, loc, scalar, init).getResult(0));
+    unsigned first = group.getFirstYieldIndex(r);
+    if (!wide[r]) {
+      results.push_back(tensorOf(yield.getValues()[first], type));
+      continue;
     }
+    // Each piece into its columns; a piece computed there already is
+    // written back where it was computed, so bufferization copies nothing.
+    Value tensor = wide[r];
+    auto pieceType =
+        RankedTensorType::get(iteration.getShape(), type.getElementType());
+    for (int64_t p = 0, e = group.getNumPieces(r); p < e; ++p)
+      tensor =
+          insertPiece(b, loc, tensorOf(yield.getValues()[first + p], pieceType),
+                      tensor, p, width);
+    results.push_back(tensor);
   }
   return results;
 }

@@ -161,3 +161,81 @@ func.func @row_sum_outside(%x: f32) {
   %s = rnn.row_sum %x : f32
   return
 }
+
+// -----
+
+func.func @pieces_entries(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.pointwise' op has 1 results but result_pieces has 2 entries}}
+  %r = "rnn.pointwise"(%a) <{read_operands = array<i64: 0>, read_offsets = array<i64: 0>, result_pieces = array<i64: 1, 2>}> ({
+  ^bb0(%x: f32):
+    rnn.pointwise_yield %x : f32
+  }) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @pieces_count(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.pointwise' op result #0 has 0 pieces; a result has 1 or more}}
+  %r = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x4xf32> pieces 0 {
+  ^bb0(%x: f32):
+    rnn.pointwise_yield %x : f32
+  }
+  return
+}
+
+// -----
+
+func.func @pieces_width(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.pointwise' op result #0 has type 'tensor<?x6xf32>', whose last dimension is not 4 pieces of one width}}
+  %r = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x6xf32> pieces 4 {
+  ^bb0(%x: f32):
+    rnn.pointwise_yield %x, %x, %x, %x : f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @pieces_result_width(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.pointwise' op result #1 has type 'tensor<?x8xf32>' but 3 pieces of the iteration space 'tensor<?x4xf32>' make 'tensor<?x12xf32>'}}
+  %r:2 = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x16xf32> pieces 4, tensor<?x8xf32> pieces 3 {
+  ^bb0(%x: f32):
+    rnn.pointwise_yield %x, %x, %x, %x, %x, %x, %x : f32, f32, f32, f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @pieces_narrow_result(%a: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.pointwise' op result #1 has type 'tensor<?x8xf32>' but 1 piece of the iteration space 'tensor<?x4xf32>' makes 'tensor<?x4xf32>'}}
+  %r:2 = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x8xf32> pieces 2, tensor<?x8xf32> {
+  ^bb0(%x: f32):
+    rnn.pointwise_yield %x, %x, %x : f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @pieces_yield_count(%a: tensor<?x4xf32>) {
+  %r:2 = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x16xf32> pieces 4, tensor<?x4xf32> {
+  ^bb0(%x: f32):
+    // expected-error @+1 {{'rnn.pointwise_yield' op yields 2 values but rnn.pointwise has 2 results of 5 pieces in all; a result of k pieces takes k values}}
+    rnn.pointwise_yield %x, %x : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @pieces_yield_type(%a: tensor<?x4xf32>) {
+  %r:2 = rnn.pointwise(%a) : tensor<?x4xf32> -> tensor<?x4xf32>, tensor<?x8xbf16> pieces 2 {
+  ^bb0(%x: f32):
+    %h = arith.truncf %x : f32 to bf16
+    // expected-error @+1 {{'rnn.pointwise_yield' op value #2 has type 'f32' but result #1 (piece #1 of 2) has element type 'bf16'}}
+    rnn.pointwise_yield %x, %h, %x : f32, bf16, f32
+  }
+  return
+}

@@ -144,3 +144,43 @@ func.func @fused_group(%g: tensor<?x8xf32>, %s: tensor<?x1xf32>, %k: tensor<f32>
   }
   return %a, %b : tensor<?x4xf32>, tensor<?x4xbf16>
 }
+
+// A group that writes results wider than its [?, 4] iteration space: 4
+// pieces of a [?, 16] tensor, one [?, 4], and 2 pieces of a bf16 [?, 8].
+// `pieces` is printed only for results of more than one piece.
+// CHECK-LABEL: func.func @wide_results
+// CHECK: rnn.pointwise(%{{.*}}, %{{.*}}[4], %{{.*}}) : tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x16xf32> pieces 4, tensor<?x4xf32>, tensor<?x8xbf16> pieces 2 {
+// CHECK: rnn.pointwise_yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32, f32, f32, bf16, bf16
+// CHECK-NOT: result_pieces
+func.func @wide_results(%g: tensor<?x8xf32>, %d: tensor<?x4xf32>) -> (tensor<?x16xf32>, tensor<?x4xf32>, tensor<?x8xbf16>) {
+  %w, %n, %h = rnn.pointwise(%g, %g[4], %d) : tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x16xf32> pieces 4, tensor<?x4xf32>, tensor<?x8xbf16> pieces 2 {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %a = arith.mulf %x, %z : f32
+    %b = arith.mulf %y, %z : f32
+    %t = math.tanh %a : f32
+    %u = arith.subf %t, %b : f32
+    %x16 = arith.truncf %x : f32 to bf16
+    %y16 = arith.truncf %y : f32 to bf16
+    rnn.pointwise_yield %a, %b, %t, %u, %z, %x16, %y16 : f32, f32, f32, f32, f32, bf16, bf16
+  }
+  return %w, %n, %h : tensor<?x16xf32>, tensor<?x4xf32>, tensor<?x8xbf16>
+}
+
+// A result of one piece among wide ones prints no `pieces`; a static batch
+// and a rank-1 group work the same way.
+// CHECK-LABEL: func.func @wide_static
+// CHECK: rnn.pointwise(%{{.*}}, %{{.*}}) : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>, tensor<3x12xf32> pieces 3 {
+// CHECK: rnn.pointwise(%{{.*}}) : tensor<4xf32> -> tensor<8xf32> pieces 2 {
+func.func @wide_static(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> (tensor<3x4xf32>, tensor<3x12xf32>, tensor<8xf32>) {
+  %s, %w = rnn.pointwise(%a, %b) : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>, tensor<3x12xf32> pieces 3 {
+  ^bb0(%x: f32, %y: f32):
+    %p = arith.addf %x, %y : f32
+    rnn.pointwise_yield %p, %x, %y, %p : f32, f32, f32, f32
+  }
+  %v = rnn.pointwise(%b) : tensor<4xf32> -> tensor<8xf32> pieces 2 {
+  ^bb0(%y: f32):
+    %n = arith.negf %y : f32
+    rnn.pointwise_yield %y, %n : f32, f32
+  }
+  return %s, %w, %v : tensor<3x4xf32>, tensor<3x12xf32>, tensor<8xf32>
+}

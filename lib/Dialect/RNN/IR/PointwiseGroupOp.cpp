@@ -15,13 +15,19 @@ using namespace rnn;
 void PointwiseOp::build(OpBuilder &builder, OperationState &state,
                         TypeRange resultTypes, ValueRange inputs,
                         ArrayRef<int64_t> readOperands,
-                        ArrayRef<int64_t> readOffsets) {
+                        ArrayRef<int64_t> readOffsets,
+                        ArrayRef<int64_t> resultPieces) {
   state.addOperands(inputs);
   state.addTypes(resultTypes);
   state.addAttribute(getReadOperandsAttrName(state.name),
                      builder.getDenseI64ArrayAttr(readOperands));
   state.addAttribute(getReadOffsetsAttrName(state.name),
                      builder.getDenseI64ArrayAttr(readOffsets));
+  // One piece per result is the default; the attribute only appears on
+  // groups that write wide results, so everything else prints as before.
+  if (llvm::any_of(resultPieces, [](int64_t k) { return k != 1; }))
+    state.addAttribute(getResultPiecesAttrName(state.name),
+                       builder.getDenseI64ArrayAttr(resultPieces));
   Region *body = state.addRegion();
   Block *block = new Block();
   body->push_back(block);
@@ -31,14 +37,43 @@ void PointwiseOp::build(OpBuilder &builder, OperationState &state,
         state.location);
 }
 
+int64_t PointwiseOp::getNumPieces(unsigned result) {
+  std::optional<ArrayRef<int64_t>> pieces = getResultPieces();
+  if (!pieces || result >= pieces->size())
+    return 1;
+  return (*pieces)[result];
+}
+
+unsigned PointwiseOp::getFirstYieldIndex(unsigned result) {
+  unsigned index = 0;
+  for (unsigned r = 0; r < result; ++r)
+    index += getNumPieces(r);
+  return index;
+}
+
+unsigned PointwiseOp::getNumYieldedValues() {
+  return getFirstYieldIndex(getNumResults());
+}
+
 RankedTensorType PointwiseOp::getIterationType() {
-  return cast<RankedTensorType>(getResult(0).getType());
+  auto type = cast<RankedTensorType>(getResult(0).getType());
+  int64_t pieces = getNumPieces(0);
+  // Also called on ops that do not verify (from the verifier itself): a
+  // shape that cannot be cut into the pieces is returned as it is.
+  if (pieces <= 1 || type.getRank() == 0 ||
+      ShapedType::isDynamic(type.getShape().back()) ||
+      type.getShape().back() % pieces != 0)
+    return type;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= pieces;
+  return RankedTensorType::get(shape, type.getElementType());
 }
 
 // Custom form:
-//   rnn.pointwise(%a[0], %a[32], %c) : A, C -> R0, R1 attributes {..} { body }
+//   rnn.pointwise(%a[0], %a[32], %c) : A, C -> R0 pieces 4, R1
+//       attributes {..} { body }
 // Each distinct operand appears once in the type list, in order of its first
-// read.
+// read. `pieces k` follows a result of k > 1 pieces (`result_pieces`).
 ParseResult PointwiseOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<OpAsmParser::UnresolvedOperand> operands;
   llvm::DenseMap<std::pair<StringRef, unsigned>, int64_t> operandIndex;
@@ -60,12 +95,24 @@ ParseResult PointwiseOp::parse(OpAsmParser &parser, OperationState &result) {
     return success();
   };
   SmallVector<Type> operandTypes, resultTypes;
+  SmallVector<int64_t> resultPieces;
+  auto parseResult = [&]() -> ParseResult {
+    Type type;
+    int64_t pieces = 1;
+    if (parser.parseType(type) ||
+        (succeeded(parser.parseOptionalKeyword("pieces")) &&
+         parser.parseInteger(pieces)))
+      return failure();
+    resultTypes.push_back(type);
+    resultPieces.push_back(pieces);
+    return success();
+  };
   llvm::SMLoc typesLoc;
   if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Paren,
                                      parseRead) ||
       parser.parseColon() || (typesLoc = parser.getCurrentLocation(), false) ||
       parser.parseTypeList(operandTypes) || parser.parseArrow() ||
-      parser.parseTypeList(resultTypes) ||
+      parser.parseCommaSeparatedList(parseResult) ||
       parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
   if (parser.resolveOperands(operands, operandTypes, typesLoc, result.operands))
@@ -76,6 +123,9 @@ ParseResult PointwiseOp::parse(OpAsmParser &parser, OperationState &result) {
                       builder.getDenseI64ArrayAttr(readOperands));
   result.addAttribute(getReadOffsetsAttrName(result.name),
                       builder.getDenseI64ArrayAttr(readOffsets));
+  if (llvm::any_of(resultPieces, [](int64_t k) { return k != 1; }))
+    result.addAttribute(getResultPiecesAttrName(result.name),
+                        builder.getDenseI64ArrayAttr(resultPieces));
   Region *body = result.addRegion();
   if (parser.parseRegion(*body, /*arguments=*/{}))
     return failure();
@@ -94,10 +144,21 @@ void PointwiseOp::print(OpAsmPrinter &p) {
   p << ") : ";
   llvm::interleaveComma(getInputs().getTypes(), p);
   p << " -> ";
-  llvm::interleaveComma(getResultTypes(), p);
-  p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(),
-      {getReadOperandsAttrName(), getReadOffsetsAttrName()});
+  // `pieces` is printed only where the attribute can hold it, one entry per
+  // result; an attribute of another length stays in the dictionary, so that
+  // the verifier can report it.
+  std::optional<ArrayRef<int64_t>> pieces = getResultPieces();
+  bool inlinePieces = pieces && pieces->size() == getNumResults();
+  llvm::interleaveComma(llvm::enumerate(getResultTypes()), p, [&](auto it) {
+    p << it.value();
+    if (inlinePieces && (*pieces)[it.index()] != 1)
+      p << " pieces " << (*pieces)[it.index()];
+  });
+  SmallVector<StringRef> elided = {getReadOperandsAttrName(),
+                                   getReadOffsetsAttrName()};
+  if (inlinePieces)
+    elided.push_back(getResultPiecesAttrName());
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), elided);
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/true,
                 /*printBlockTerminators=*/true);
@@ -112,15 +173,44 @@ LogicalResult PointwiseOp::verify() {
                          << " read offsets";
   if (getNumResults() == 0)
     return emitOpError("must have at least one result");
+  if (std::optional<ArrayRef<int64_t>> pieces = getResultPieces()) {
+    if (pieces->size() != getNumResults())
+      return emitOpError() << "has " << getNumResults()
+                           << " results but result_pieces has "
+                           << pieces->size() << " entries";
+    for (auto [i, k] : llvm::enumerate(*pieces))
+      if (k < 1)
+        return emitOpError() << "result #" << i << " has " << k
+                             << " pieces; a result has 1 or more";
+  }
+  auto first = cast<RankedTensorType>(getResult(0).getType());
+  if (first.getRank() < 1)
+    return emitOpError() << "result " << first << " must have rank 1 or more";
+  int64_t firstPieces = getNumPieces(0);
+  if (firstPieces != 1 && (ShapedType::isDynamic(first.getShape().back()) ||
+                           first.getShape().back() % firstPieces != 0))
+    return emitOpError() << "result #0 has type " << first
+                         << ", whose last dimension is not " << firstPieces
+                         << " pieces of one width";
   RankedTensorType iteration = getIterationType();
-  if (iteration.getRank() < 1)
-    return emitOpError() << "result " << iteration
-                         << " must have rank 1 or more";
-  for (auto [i, type] : llvm::enumerate(getResultTypes()))
-    if (cast<RankedTensorType>(type).getShape() != iteration.getShape())
+  for (auto [i, type] : llvm::enumerate(getResultTypes())) {
+    int64_t k = getNumPieces(i);
+    SmallVector<int64_t> expected(iteration.getShape());
+    expected.back() *= k;
+    if (cast<RankedTensorType>(type).getShape() == ArrayRef(expected))
+      continue;
+    if (k == 1 && firstPieces == 1)
       return emitOpError() << "result #" << i << " has type " << type
                            << " but result #0 has type " << iteration
                            << "; all results share one iteration space";
+    return emitOpError() << "result #" << i << " has type " << type << " but "
+                         << k << (k == 1 ? " piece" : " pieces")
+                         << " of the iteration space " << iteration
+                         << (k == 1 ? " makes " : " make ")
+                         << RankedTensorType::get(
+                                expected,
+                                cast<RankedTensorType>(type).getElementType());
+  }
 
   SmallVector<bool> used(getInputs().size(), false);
   int64_t width = iteration.getShape().back();
@@ -189,17 +279,41 @@ LogicalResult PointwiseOp::verifyRegions() {
 
 LogicalResult PointwiseYieldOp::verify() {
   auto group = cast<PointwiseOp>((*this)->getParentOp());
-  if (getValues().size() != group.getNumResults())
+  // The group's own verifier reports a result_pieces attribute that does
+  // not name every result; counting its pieces would only add noise.
+  std::optional<ArrayRef<int64_t>> pieces = group.getResultPieces();
+  if (pieces && (pieces->size() != group.getNumResults() ||
+                 llvm::any_of(*pieces, [](int64_t k) { return k < 1; })))
+    return success();
+  unsigned expectedCount = group.getNumYieldedValues();
+  if (getValues().size() != expectedCount) {
+    if (expectedCount == group.getNumResults())
+      return emitOpError() << "yields " << getValues().size()
+                           << " values but rnn.pointwise has "
+                           << group.getNumResults() << " results";
     return emitOpError() << "yields " << getValues().size()
                          << " values but rnn.pointwise has "
-                         << group.getNumResults() << " results";
-  for (auto [i, value] : llvm::enumerate(getValues())) {
+                         << group.getNumResults() << " results of "
+                         << expectedCount
+                         << " pieces in all; a result of k pieces takes k "
+                            "values";
+  }
+  unsigned index = 0;
+  for (unsigned r = 0; r < group.getNumResults(); ++r) {
     Type expected =
-        cast<RankedTensorType>(group.getResult(i).getType()).getElementType();
-    if (value.getType() != expected)
-      return emitOpError() << "value #" << i << " has type " << value.getType()
-                           << " but result #" << i << " has element type "
-                           << expected;
+        cast<RankedTensorType>(group.getResult(r).getType()).getElementType();
+    int64_t k = group.getNumPieces(r);
+    for (int64_t p = 0; p < k; ++p, ++index) {
+      Type type = getValues()[index].getType();
+      if (type == expected)
+        continue;
+      InFlightDiagnostic diag = emitOpError()
+                                << "value #" << index << " has type " << type
+                                << " but result #" << r;
+      if (k != 1)
+        diag << " (piece #" << p << " of " << k << ")";
+      return diag << " has element type " << expected;
+    }
   }
   return success();
 }

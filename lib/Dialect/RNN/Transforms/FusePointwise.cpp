@@ -3,20 +3,30 @@
 // Groups a cell's pointwise ops by stage and turns each group into one
 // rnn.pointwise with a scalar body.
 //
-// Stages. Every op that is not fusible (a matmul, a concat) starts a new
-// stage: its level is one more than its operands'. A fusible op sits at the
-// level of its operands, then moves as late as its users allow (so that a
-// peephole product of the previous cell state joins the group that reads
-// it). A group is the fusible ops of one level that share leading (batch)
-// dimensions; groups of one level never depend on each other, and a group
-// only depends on matmuls of its own or lower levels.
+// Stages. Every op that is not fusible (a matmul, a concat along another
+// axis than the last) starts a new stage: its level is one more than its
+// operands'. A fusible op sits at the level of its operands, then moves as
+// late as its users allow (so that a peephole product of the previous cell
+// state joins the group that reads it), but not past the last level at
+// which a fusible op sits (so that a value that is only yielded joins the
+// last group). A group is the fusible ops of one level that share leading
+// (batch) dimensions; groups of one level never depend on each other, and a
+// group only depends on matmuls of its own or lower levels.
 //
 // Widths. The group iterates over [B, N], N the narrowest row width in it.
 // A wider value of width k*N (an LSTM's [B, 4H] gates) is carried as k
 // scalars, its pieces at column offsets 0, N, ..., so a split is a choice of
 // pieces and reading a wide tensor computed outside is k reads at offsets:
-// gates are never copied. Row reductions over pieces combine per-piece
-// rnn.row_sum / rnn.row_max.
+// gates are never copied. A last-axis concat is the concatenation of its
+// operands' pieces, and a wide value used outside the group is a result of
+// k pieces, each written at its columns: the gate gradients of a backward
+// step land in their [B, 4H] tensor without a copy. Row reductions over
+// pieces combine per-piece rnn.row_sum / rnn.row_max.
+//
+// A concat is fusible only if its operands are whole pieces of the group's
+// iteration width; which group it falls into is known only once levels are
+// assigned, so a group that does not fit with its concats is formed again
+// without them (they stay copies between stages, as before).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,10 +53,13 @@ using namespace rnn;
 
 namespace {
 
-/// Ops that become scalar arithmetic in a group.
+/// Ops that become scalar arithmetic in a group (a last-axis split or concat
+/// is a choice of pieces).
 static bool isFusible(Operation *op) {
   if (auto split = dyn_cast<SplitOp>(op))
     return split.getSplitAxis() == split.getInput().getType().getRank() - 1;
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return concat.getConcatAxis() == concat.getType().getRank() - 1;
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
              ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, HeavisideOp,
              ZerosLikeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
@@ -90,10 +103,13 @@ public:
   GroupBuilder(CellOp cell, ArrayRef<Operation *> ops)
       : cell(cell), ops(ops.begin(), ops.end()) {}
 
-  /// Replaces the group by one rnn.pointwise. Returns failure, changing
-  /// nothing, when the group's widths or outputs do not fit one iteration
-  /// space.
-  LogicalResult build();
+  /// Builds the group's body, detached from the cell. Returns failure when
+  /// the group's widths or outputs do not fit one iteration space; either
+  /// way the cell is unchanged.
+  LogicalResult prepare();
+
+  /// Replaces the group by one rnn.pointwise (after a successful prepare).
+  void commit();
 
 private:
   LogicalResult analyse();
@@ -107,6 +123,9 @@ private:
   int64_t width = 0;          // N: the iteration width
   SmallVector<Value> outputs; // group values read outside the group
   RankedTensorType iterationType;
+  SmallVector<Value> yielded;
+  SmallVector<Type> resultTypes;
+  SmallVector<int64_t> resultPieces;
 
   // Body construction.
   OpBuilder body{cell.getContext()};
@@ -115,24 +134,38 @@ private:
   SmallVector<Type> readTypes;
   DenseMap<Value, Pieces> emitted;
   DenseMap<Value, int64_t> inputIndex;
+  std::unique_ptr<Block> detached;
   Block *block = nullptr;
 };
 
 LogicalResult GroupBuilder::analyse() {
-  // The narrowest row width in the group is the iteration width.
-  for (Operation *op : ops)
-    for (Value v : op->getResults())
-      if (lastDim(v) > 1 && (width == 0 || lastDim(v) < width))
-        width = lastDim(v);
+  // The narrowest row width in the group is the iteration width; a concat's
+  // operands count too, since each must be whole pieces.
+  auto consider = [&](Value v) {
+    if (lastDim(v) > 1 && (width == 0 || lastDim(v) < width))
+      width = lastDim(v);
+  };
+  for (Operation *op : ops) {
+    llvm::for_each(op->getResults(), consider);
+    if (isa<ConcatOp>(op))
+      llvm::for_each(op->getOperands(), consider);
+  }
   if (width == 0)
     return failure();
   auto fits = [&](Value v) {
     int64_t w = lastDim(v);
     return !ShapedType::isDynamic(w) && (w == 1 || w % width == 0);
   };
+  auto wholePieces = [&](Value v) {
+    int64_t w = lastDim(v);
+    return !ShapedType::isDynamic(w) && w % width == 0;
+  };
   for (Operation *op : ops) {
     if (!llvm::all_of(op->getResults(), fits) ||
         !llvm::all_of(op->getOperands(), fits))
+      return failure();
+    // A concat cannot cut a broadcast column into pieces.
+    if (isa<ConcatOp>(op) && !llvm::all_of(op->getOperands(), wholePieces))
       return failure();
     for (Value v : op->getResults())
       if (llvm::any_of(v.getUsers(),
@@ -141,13 +174,21 @@ LogicalResult GroupBuilder::analyse() {
   }
   if (outputs.empty())
     return failure();
+  // Every output is k >= 1 pieces of one iteration space [..., N]: the same
+  // leading dimensions, a width that is a multiple of N.
   auto first = cast<RankedTensorType>(outputs.front().getType());
-  if (first.getRank() < 1 || first.getShape().back() != width)
+  if (first.getRank() < 1)
     return failure();
-  for (Value v : outputs)
-    if (cast<RankedTensorType>(v.getType()).getShape() != first.getShape())
+  for (Value v : outputs) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() != first.getRank() ||
+        type.getShape().drop_back() != first.getShape().drop_back() ||
+        !wholePieces(v))
       return failure();
-  iterationType = first;
+  }
+  SmallVector<int64_t> shape(first.getShape());
+  shape.back() = width;
+  iterationType = RankedTensorType::get(shape, first.getElementType());
   return success();
 }
 
@@ -213,6 +254,15 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
     result.broadcast = true;
     result.scalars.push_back(
         scalarConstant(constant.getValue().convertToDouble(), element));
+    return result;
+  }
+
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    for (Value input : concat.getInputs()) {
+      Pieces pieces = emit(input); // A copy: emit may grow the map.
+      for (int64_t p = 0, e = lastDim(input) / width; p < e; ++p)
+        result.scalars.push_back(pieces.at(p));
+    }
     return result;
   }
 
@@ -298,21 +348,23 @@ Pieces GroupBuilder::emitOp(Operation *op, unsigned resultIndex) {
   return result;
 }
 
-LogicalResult GroupBuilder::build() {
+LogicalResult GroupBuilder::prepare() {
   if (failed(analyse()))
     return failure();
 
   // Emit the body into a detached block first: reads are discovered as the
   // body is built.
-  auto detached = std::make_unique<Block>();
+  detached = std::make_unique<Block>();
   block = detached.get();
   body.setInsertionPointToEnd(block);
-  SmallVector<Value> yielded;
-  SmallVector<Type> resultTypes;
   for (Value output : outputs) {
+    // An output k times as wide as the iteration space yields its k pieces.
+    int64_t count = lastDim(output) / width;
     const Pieces &pieces = emit(output);
-    yielded.push_back(pieces.at(0));
+    for (int64_t p = 0; p < count; ++p)
+      yielded.push_back(pieces.at(p));
     resultTypes.push_back(output.getType());
+    resultPieces.push_back(count);
   }
 
   // Every read must fit the iteration space.
@@ -336,10 +388,13 @@ LogicalResult GroupBuilder::build() {
   // The terminator goes into the detached block too, so that moving the
   // arguments below also updates a yielded read.
   PointwiseYieldOp::create(body, cell.getLoc(), yielded);
+  return success();
+}
 
+void GroupBuilder::commit() {
   OpBuilder builder(cell.getBodyBlock().getTerminator());
   auto group = PointwiseOp::create(builder, cell.getLoc(), resultTypes, inputs,
-                                   readOperands, readOffsets);
+                                   readOperands, readOffsets, resultPieces);
   Block &groupBlock = group.getBodyBlock();
   // Move the body over, argument by argument.
   for (auto [newArg, oldArg] :
@@ -352,7 +407,6 @@ LogicalResult GroupBuilder::build() {
         result, [&](OpOperand &use) { return !ops.contains(use.getOwner()); });
   for (Operation *op : llvm::reverse(ops))
     op->erase();
-  return success();
 }
 
 struct FusePointwisePass
@@ -362,11 +416,12 @@ struct FusePointwisePass
       fuseCell(cell);
   }
 
-  void fuseCell(CellOp cell) {
-    Block &block = cell.getBodyBlock();
+  /// The groups of `block`: fusible ops (by `fusible`) of one level with
+  /// the same leading dimensions, in program order.
+  static SmallVector<SmallVector<Operation *>>
+  formGroups(Block &block, function_ref<bool(Operation *)> fusible) {
     // Earliest levels, in program order.
     DenseMap<Operation *, int64_t> level;
-    int64_t maxLevel = 0;
     auto levelOf = [&](Value v) -> int64_t {
       Operation *def = v.getDefiningOp();
       return def ? level.lookup(def) : 0;
@@ -375,26 +430,26 @@ struct FusePointwisePass
       int64_t l = 0;
       for (Value operand : op.getOperands())
         l = std::max(l, levelOf(operand));
-      if (!isFusible(&op) && !isInlined(&op))
+      if (!fusible(&op) && !isInlined(&op))
         ++l;
       level[&op] = l;
-      maxLevel = std::max(maxLevel, l);
     }
-    // Then as late as the users allow. An op that only the yield reads
-    // stays where it can first run: moved to the last level, it would form
-    // a group of its own after the stage's matmul (the adjoint LSTM's
-    // dc_prev = dc * f beside its dh_prev matmul).
+    // Then as late as the users allow, but no later than the last level
+    // that computes anything fusible: a value that is only yielded (a
+    // backward step's cell-state gradient) joins the last group rather than
+    // forming one of its own behind a final matmul.
+    int64_t lastFusibleLevel = 0;
+    for (Operation &op : block.without_terminator())
+      if (fusible(&op) && !isInlined(&op))
+        lastFusibleLevel = std::max(lastFusibleLevel, level[&op]);
     for (Operation &op : llvm::reverse(block.without_terminator())) {
-      if (!isFusible(&op) || isInlined(&op))
+      if (!fusible(&op) || isInlined(&op))
         continue;
-      if (llvm::all_of(op.getUsers(),
-                       [](Operation *user) { return isa<YieldOp>(user); }))
-        continue;
-      int64_t late = maxLevel;
+      int64_t late = lastFusibleLevel;
       for (Operation *user : op.getUsers()) {
         if (isa<YieldOp>(user))
           continue;
-        if (isFusible(user) && !isInlined(user))
+        if (fusible(user) && !isInlined(user))
           late = std::min(late, level[user]);
         else
           late = std::min(late, level[user] - (isInlined(user) ? 0 : 1));
@@ -407,14 +462,47 @@ struct FusePointwisePass
                     SmallVector<Operation *>>
         groups;
     for (Operation &op : block.without_terminator())
-      if (isFusible(&op) && !isInlined(&op))
+      if (fusible(&op) && !isInlined(&op))
         groups[{level[&op], leadingDims(op.getResult(0))}].push_back(&op);
+    SmallVector<SmallVector<Operation *>> result;
+    for (auto &entry : groups)
+      result.push_back(std::move(entry.second));
+    return result;
+  }
+
+  void fuseCell(CellOp cell) {
+    Block &block = cell.getBodyBlock();
+    // Concats that must stay copies: their group does not fit with them.
+    // Each round keeps at least one more, so this ends.
+    DenseSet<Operation *> keptConcats;
+    auto fusible = [&](Operation *op) {
+      return isFusible(op) && !keptConcats.contains(op);
+    };
+    SmallVector<SmallVector<Operation *>> groups;
+    while (true) {
+      groups = formGroups(block, fusible);
+      bool regroup = false;
+      for (ArrayRef<Operation *> ops : groups) {
+        if (llvm::none_of(ops, llvm::IsaPred<ConcatOp>))
+          continue;
+        // A trial: the body is built detached and thrown away.
+        if (succeeded(GroupBuilder(cell, ops).prepare()))
+          continue;
+        for (Operation *op : ops)
+          if (isa<ConcatOp>(op))
+            keptConcats.insert(op);
+        regroup = true;
+      }
+      if (!regroup)
+        break;
+    }
 
     bool changed = false;
-    for (auto &[key, ops] : groups) {
+    for (ArrayRef<Operation *> ops : groups) {
       GroupBuilder builder(cell, ops);
-      if (failed(builder.build()))
+      if (failed(builder.prepare()))
         continue;
+      builder.commit();
       ++numGroups;
       numOpsFused += ops.size();
       changed = true;

@@ -98,17 +98,143 @@ rnn.cell @normalised inputs(%g: tensor<?x8xf32>) states(%h: tensor<?x4xf32>) {
 
 // -----
 
-// A concatenation is not pointwise: it stays between two groups.
+// A last-axis concatenation of pointwise values is a choice of pieces: the
+// whole cell is one group whose [B, 8] result is 2 pieces of its [B, 4]
+// iteration space; no concat remains.
 // CHECK-LABEL: rnn.cell @concat_between
-// CHECK: rnn.pointwise(
-// CHECK: rnn.concat
-// CHECK: rnn.pointwise(
+// CHECK: %[[R:.*]] = rnn.pointwise(%arg0, %arg1, %arg1[4]) : tensor<?x4xf32>, tensor<?x8xf32> -> tensor<?x8xf32> pieces 2 {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[H0:.*]]: f32, %[[H1:.*]]: f32):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[X]]
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[X]]
+// CHECK-NEXT: %[[S0:.*]] = arith.addf %[[T]], %[[H0]]
+// CHECK-NEXT: %[[S1:.*]] = arith.addf %[[E]], %[[H1]]
+// CHECK-NEXT: rnn.pointwise_yield %[[S0]], %[[S1]] : f32, f32
+// CHECK-NOT: rnn.concat
+// CHECK: rnn.yield states(%[[R]] : tensor<?x8xf32>)
 rnn.cell @concat_between inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x8xf32>) {
   %t = rnn.tanh %x : tensor<?x4xf32>
   %e = rnn.exp %x : tensor<?x4xf32>
   %c = rnn.concat %t, %e : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
   %s = rnn.add %c, %h : tensor<?x8xf32>, tensor<?x8xf32>
   rnn.yield states(%s : tensor<?x8xf32>)
+}
+
+// -----
+
+// The backward step of an LSTM (the gate activations i, f, g, o and the
+// cell states saved by the forward pass are inputs; the gradients dh, dc are
+// the states): the four gate gradients, concatenated into dgates [B, 16],
+// feed one matmul dgates·U. The concat joins the group: ONE rnn.pointwise
+// writes dgates as 4 pieces (di, df, dg, do in order) and dc₋₁ next to it.
+// dc₋₁ is only yielded, yet stays in the group instead of forming one of its
+// own after the matmul.
+// CHECK-LABEL: rnn.cell @lstm_backward
+// CHECK-NOT: rnn.concat
+// CHECK: %[[G:.*]]:2 = rnn.pointwise(%arg5, %arg3, %arg4, %arg0, %arg0[4], %arg0[8], %arg0[12], %arg1, %arg2)
+// CHECK-SAME: : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<?x16xf32> pieces 4 {
+// CHECK-NEXT: ^bb0(%[[DC:.*]]: f32, %[[DY:.*]]: f32, %[[DH:.*]]: f32, %[[I:.*]]: f32, %[[F:.*]]: f32, %[[GG:.*]]: f32, %[[O:.*]]: f32, %[[C:.*]]: f32, %[[CP:.*]]: f32):
+// CHECK: %[[DCT:.*]] = arith.addf %[[DC]], %{{.*}} : f32
+// CHECK-NEXT: %[[DCP:.*]] = arith.mulf %[[DCT]], %[[F]] : f32
+// CHECK-NEXT: %[[AI:.*]] = arith.mulf %[[DCT]], %[[GG]] : f32
+// CHECK: %[[DI:.*]] = arith.mulf %[[AI]], %{{.*}} : f32
+// CHECK-NEXT: %[[AF:.*]] = arith.mulf %[[DCT]], %[[CP]] : f32
+// CHECK: %[[DF:.*]] = arith.mulf %[[AF]], %{{.*}} : f32
+// CHECK-NEXT: %[[AG:.*]] = arith.mulf %[[DCT]], %[[I]] : f32
+// CHECK: %[[DG:.*]] = arith.mulf %[[AG]], %{{.*}} : f32
+// CHECK: %[[SO:.*]] = arith.mulf %[[O]], %{{.*}} : f32
+// CHECK-NEXT: %[[DO:.*]] = arith.mulf %{{.*}}, %[[SO]] : f32
+// CHECK-NEXT: rnn.pointwise_yield %[[DCP]], %[[DI]], %[[DF]], %[[DG]], %[[DO]] : f32, f32, f32, f32, f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[DHP:.*]] = rnn.matmul %[[G]]#1, %arg6 weight_in_out : tensor<?x16xf32>, tensor<16x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: rnn.yield outputs(%[[G]]#1 : tensor<?x16xf32>) states(%[[DHP]], %[[G]]#0 : tensor<?x4xf32>, tensor<?x4xf32>)
+rnn.cell @lstm_backward inputs(%acts: tensor<?x16xf32>, %c: tensor<?x4xf32>, %cp: tensor<?x4xf32>, %dy: tensor<?x4xf32>)
+    states(%dh: tensor<?x4xf32>, %dc: tensor<?x4xf32>)
+    params(%U: tensor<16x4xf32>) -> (tensor<?x16xf32>) {
+  %one = rnn.constant 1.0 : tensor<f32>
+  %i, %f, %g, %o = rnn.split %acts : tensor<?x16xf32> -> tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %dht = rnn.add %dy, %dh : tensor<?x4xf32>, tensor<?x4xf32>
+  %tc = rnn.tanh %c : tensor<?x4xf32>
+  %tc2 = rnn.mul %tc, %tc : tensor<?x4xf32>, tensor<?x4xf32>
+  %dtc = rnn.sub %one, %tc2 : tensor<f32>, tensor<?x4xf32>
+  %ho = rnn.mul %dht, %o : tensor<?x4xf32>, tensor<?x4xf32>
+  %hc = rnn.mul %ho, %dtc : tensor<?x4xf32>, tensor<?x4xf32>
+  %dct = rnn.add %dc, %hc : tensor<?x4xf32>, tensor<?x4xf32>
+  %dcp = rnn.mul %dct, %f : tensor<?x4xf32>, tensor<?x4xf32>
+  %ai = rnn.mul %dct, %g : tensor<?x4xf32>, tensor<?x4xf32>
+  %af = rnn.mul %dct, %cp : tensor<?x4xf32>, tensor<?x4xf32>
+  %ag = rnn.mul %dct, %i : tensor<?x4xf32>, tensor<?x4xf32>
+  %ao = rnn.mul %dht, %tc : tensor<?x4xf32>, tensor<?x4xf32>
+  %ni = rnn.sub %one, %i : tensor<f32>, tensor<?x4xf32>
+  %si = rnn.mul %i, %ni : tensor<?x4xf32>, tensor<?x4xf32>
+  %di = rnn.mul %ai, %si : tensor<?x4xf32>, tensor<?x4xf32>
+  %nf = rnn.sub %one, %f : tensor<f32>, tensor<?x4xf32>
+  %sf = rnn.mul %f, %nf : tensor<?x4xf32>, tensor<?x4xf32>
+  %df = rnn.mul %af, %sf : tensor<?x4xf32>, tensor<?x4xf32>
+  %g2 = rnn.mul %g, %g : tensor<?x4xf32>, tensor<?x4xf32>
+  %tg = rnn.sub %one, %g2 : tensor<f32>, tensor<?x4xf32>
+  %dg = rnn.mul %ag, %tg : tensor<?x4xf32>, tensor<?x4xf32>
+  %no = rnn.sub %one, %o : tensor<f32>, tensor<?x4xf32>
+  %so = rnn.mul %o, %no : tensor<?x4xf32>, tensor<?x4xf32>
+  %do = rnn.mul %ao, %so : tensor<?x4xf32>, tensor<?x4xf32>
+  %dgates = rnn.concat %di, %df, %dg, %do : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x16xf32>
+  %dhp = rnn.matmul %dgates, %U weight_in_out : tensor<?x16xf32>, tensor<16x4xf32> -> tensor<?x4xf32>
+  rnn.yield outputs(%dgates : tensor<?x16xf32>) states(%dhp, %dcp : tensor<?x4xf32>, tensor<?x4xf32>)
+}
+
+// -----
+
+// A concat of pieces in another order (a gate reordering) reads the gates
+// at their offsets and writes them at their new places: no copy kernel.
+// CHECK-LABEL: rnn.cell @reorder
+// CHECK: %[[G:.*]] = rnn.matmul
+// CHECK-NEXT: %[[R:.*]]:2 = rnn.pointwise(%[[G]], %[[G]][4], %[[G]][8]) : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x12xf32> pieces 3 {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[A]]
+// CHECK-NEXT: rnn.pointwise_yield %[[T]], %[[C]], %[[B]], %[[T]] : f32, f32, f32, f32
+// CHECK-NOT: rnn.concat
+// CHECK: rnn.yield outputs(%[[R]]#1 : tensor<?x12xf32>) states(%[[R]]#0 : tensor<?x4xf32>)
+rnn.cell @reorder inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) params(%U: tensor<12x4xf32>) -> (tensor<?x12xf32>) {
+  %g = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<12x4xf32> -> tensor<?x12xf32>
+  %a, %bc = rnn.split %g : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x8xf32>
+  %b, %c = rnn.split %bc : tensor<?x8xf32> -> tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %a : tensor<?x4xf32>
+  %cb = rnn.concat %c, %b : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
+  %r = rnn.concat %cb, %t : tensor<?x8xf32>, tensor<?x4xf32> -> tensor<?x12xf32>
+  rnn.yield outputs(%r : tensor<?x12xf32>) states(%t : tensor<?x4xf32>)
+}
+
+// -----
+
+// Operands of widths 4 and 6 are no whole pieces of one iteration width:
+// the concat stays a copy between two groups, as every concat did before.
+// CHECK-LABEL: rnn.cell @concat_misfit
+// CHECK: %[[T:.*]] = rnn.pointwise(%arg0) : tensor<?x4xf32> -> tensor<?x4xf32> {
+// CHECK: %[[C:.*]] = rnn.concat %[[T]], %arg2 : tensor<?x4xf32>, tensor<?x6xf32> -> tensor<?x10xf32>
+// CHECK-NEXT: rnn.pointwise(%[[C]], %arg1) : tensor<?x10xf32>, tensor<?x10xf32> -> tensor<?x10xf32> {
+// CHECK-NOT: pieces
+rnn.cell @concat_misfit inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x10xf32>, %k: tensor<?x6xf32>) {
+  %t = rnn.tanh %x : tensor<?x4xf32>
+  %c = rnn.concat %t, %k : tensor<?x4xf32>, tensor<?x6xf32> -> tensor<?x10xf32>
+  %s = rnn.add %c, %h : tensor<?x10xf32>, tensor<?x10xf32>
+  rnn.yield states(%s, %k : tensor<?x10xf32>, tensor<?x6xf32>)
+}
+
+// -----
+
+// A concat along axis 0 is no choice of columns: it stays, between the
+// group that computes its operands and the one that reads it.
+// CHECK-LABEL: rnn.cell @concat_axis0
+// CHECK: %[[P:.*]]:2 = rnn.pointwise(%arg2, %arg3) : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>, tensor<2x4xf32> {
+// CHECK: %[[C:.*]] = rnn.concat %[[P]]#0, %[[P]]#1 axis 0 : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
+// CHECK-NEXT: rnn.pointwise(%[[C]], %arg1) : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> {
+// CHECK-NOT: pieces
+rnn.cell @concat_axis0 inputs(%x: tensor<4x4xf32>) states(%h: tensor<4x4xf32>)
+    params(%p: tensor<2x4xf32>, %q: tensor<2x4xf32>) {
+  %t = rnn.tanh %p : tensor<2x4xf32>
+  %e = rnn.exp %q : tensor<2x4xf32>
+  %c = rnn.concat %t, %e axis 0 : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<4x4xf32>
+  %s = rnn.add %c, %h : tensor<4x4xf32>, tensor<4x4xf32>
+  rnn.yield states(%s : tensor<4x4xf32>)
 }
 
 // -----

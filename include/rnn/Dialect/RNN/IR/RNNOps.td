@@ -600,10 +600,10 @@ def RNN_PointwiseOp : RNN_Op<"pointwise", [
     SingleBlockImplicitTerminator<"PointwiseYieldOp">]> {
   let summary = "A fused group of pointwise ops: one kernel, a scalar body";
   let description = [{
-    Computes its results elementwise over one iteration space, the `[B, N]`
-    shape that every result has. The body is scalar arithmetic (`arith` and
-    `math` ops) run once per element `(b, j)`; it receives one scalar per
-    *read* and yields one scalar per result.
+    Computes its results elementwise over one iteration space `[B, N]`. The
+    body is scalar arithmetic (`arith` and `math` ops) run once per element
+    `(b, j)`; it receives one scalar per *read* and yields one scalar per
+    result *piece*.
 
     A read names an operand and a column offset, `%gates[64]`: at element
     `(b, j)` it reads the operand at row `b`, column `64 + j`. This is how gate
@@ -611,6 +611,16 @@ def RNN_PointwiseOp : RNN_Op<"pointwise", [
     four reads of one `[B, 4H]` tensor at offsets `0, H, 2H, 3H`. Operands
     broadcast under the dialect's rule (a bias `[4H]` read at an offset, a
     row statistic `[B, 1]`, a scalar); a read without `[offset]` is at 0.
+
+    A result is written the same way in reverse: a result of `k` pieces
+    (`-> tensor<?x128xf32> pieces 4`) is `k` times as wide as the iteration
+    space along the last axis, and takes `k` consecutive yielded scalars;
+    piece `p` is written at columns `[p·N, (p+1)·N)`. This is how a
+    concatenation of gates (a backward step's `[B, 4H]` gate gradients)
+    is written in place instead of copied. A result without `pieces` has
+    one, the iteration space's shape; the iteration space is any result's
+    shape with its last dimension divided by its pieces
+    (`result_pieces` in the generic form, one entry per result).
 
     `rnn.row_sum` / `rnn.row_max` in the body reduce a scalar over the whole
     row `b` of the iteration space, so normalisations fuse too; a lowering
@@ -626,11 +636,20 @@ def RNN_PointwiseOp : RNN_Op<"pointwise", [
       ...
       rnn.pointwise_yield %hn, %cn : f32, f32
     }
+    // Four [B, 32] gate gradients written into one [B, 128] result.
+    %dgates, %dcp = rnn.pointwise(%dh, %dc, %gates[0], %gates[32], %gates[64], %gates[96], %c0)
+        : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x128xf32>, tensor<?x32xf32>
+        -> tensor<?x128xf32> pieces 4, tensor<?x32xf32> {
+    ^bb0(%dhv: f32, %dcv: f32, %i: f32, %f: f32, %g: f32, %o: f32, %cp: f32):
+      ...
+      rnn.pointwise_yield %di, %df, %dg, %do, %dcpv : f32, f32, f32, f32, f32
+    }
     ```
   }];
   let arguments = (ins Variadic<RNN_FloatTensor>:$inputs,
                        DenseI64ArrayAttr:$read_operands,
-                       DenseI64ArrayAttr:$read_offsets);
+                       DenseI64ArrayAttr:$read_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$result_pieces);
   let results = (outs Variadic<RNN_FloatTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
@@ -639,22 +658,35 @@ def RNN_PointwiseOp : RNN_Op<"pointwise", [
   let skipDefaultBuilders = 1;
   let builders = [
     /// Creates the op with an empty body block, one argument per read.
+    /// `resultPieces` gives each result's pieces (empty: one each); the
+    /// attribute is only set when some result has more than one.
     OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
                    "::mlir::ValueRange":$inputs,
                    "::llvm::ArrayRef<int64_t>":$readOperands,
-                   "::llvm::ArrayRef<int64_t>":$readOffsets)>
+                   "::llvm::ArrayRef<int64_t>":$readOffsets,
+                   CArg<"::llvm::ArrayRef<int64_t>", "{}">:$resultPieces)>
   ];
   let extraClassDeclaration = [{
     ::mlir::Block &getBodyBlock() { return getBody().front(); }
-    /// The iteration space: the shape of every result.
+    /// The iteration space: result #0's shape with its last dimension
+    /// divided by its pieces.
     ::mlir::RankedTensorType getIterationType();
+    /// The pieces of result `result` (1 unless `result_pieces` says more).
+    int64_t getNumPieces(unsigned result);
+    /// The index, among the yielded values, of piece 0 of result `result`.
+    unsigned getFirstYieldIndex(unsigned result);
+    /// The number of yielded values: the pieces of all results.
+    unsigned getNumYieldedValues();
   }];
 }
 
 def RNN_PointwiseYieldOp : RNN_Op<"pointwise_yield", [
     Pure, HasParent<"PointwiseOp">, Terminator]> {
-  let summary = "Ends the body of rnn.pointwise: one scalar per result";
+  let summary = "Ends the body of rnn.pointwise: one scalar per result piece";
   let description = [{
+    Yields one scalar per piece of each result, in order: a result of `k`
+    pieces takes `k` consecutive values, piece 0 first.
+
     ```mlir
     rnn.pointwise_yield %h, %c : f32, f32
     ```

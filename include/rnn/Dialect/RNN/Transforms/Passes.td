@@ -229,8 +229,16 @@ def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
     pointwise ops that produce it, so no gate is ever copied. Layer
     normalisation becomes `rnn.row_sum` reductions inside the scalar body.
 
-    Ops the group cannot express (a concatenation, a row statistic used
-    outside its group) stay as they are.
+    Gate concatenations become index arithmetic too: a last-axis concat of
+    whole pieces of the iteration width joins the pieces of its operands,
+    and a value used outside the group that is `k` times as wide as the
+    iteration space is a result of `k` pieces, each written into its
+    columns (a backward step's `[B, 4H]` gate gradients, written where the
+    next matmul reads them, without a copy).
+
+    Ops the group cannot express (a concatenation along another axis or of
+    operands that are no whole pieces, a row statistic used outside its
+    group) stay as they are.
   }];
   let dependentDialects = ["::rnn::RNNDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
