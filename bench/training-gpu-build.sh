@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Here (the build machine): every example compiled for CUDA with --training
+# into build/gpu-train/models, the runtime libraries into build/gpu-train/lib,
+# and per example a float64 reference (arguments, loss weights, results and
+# gradients from the CPU build) into build/gpu-train/ref. On the GPU machine,
+# bench/training-gpu-run.sh checks the CUDA gradients against them.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+OUT="$BUILD/gpu-train"
+"$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda rnn_device_library >/dev/null
+rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib" "$OUT/ref"
+cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
+  "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
+for f in "$ROOT"/examples/*.mlir; do
+  name=$(basename "$f" .mlir)
+  "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
+    -o "$OUT/models/$name.so" --runtime-dir "$OUT/lib"
+done
+RNN_BUILD_DIR="$BUILD" python3 "$ROOT/bench/training_gpu_check.py" reference "$OUT/ref"
+echo "training-gpu-build: $(ls "$OUT/models" | wc -l) models in $OUT ($(du -sh "$OUT" | cut -f1))"
