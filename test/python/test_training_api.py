@@ -103,3 +103,44 @@ def test_backward_checks_its_arguments(compile_lstm):
         model.backward("lstm_seq", args, results, saved, wrong)
     with pytest.raises(ValueError, match="save= only applies"):
         rnn.compile_mlir((EXAMPLES_DIR / "lstm.mlir").read_text(), "unused.so", save="gates")
+
+
+def run_descriptors(model, name, arrays):
+    """Runs `name` on (numpy array, rnn dtype) pairs (bf16 as uint16 bit patterns); returns
+    the results the same way."""
+    numpy_of = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16}
+    descs = [(a.ctypes.data, dtype, a.shape) for a, dtype in arrays]
+    outs = [(np.zeros(shape, numpy_of[dtype]), dtype)
+            for dtype, shape in model.result_descriptors(name, descs)]
+    model.run_descriptors(name, descs, [(o.ctypes.data, d, o.shape) for o, d in outs])
+    return outs
+
+
+def test_bf16_storage_against_f64(tmp_path):
+    """A cell with bf16 weights and a state cast to bf16 for the matmul (f32 accumulation):
+    its gradients, the weight's in bf16, within bf16 rounding of float64 ones."""
+    from test_bf16 import from_bf16_bits, to_bf16_bits
+    from conftest import TEST_DIR
+    source = (TEST_DIR / "models" / "bf16_state_cast.mlir").read_text()
+    bf16 = rnn.Model(rnn.compile_mlir(source, tmp_path / "bf16.so", training=True))
+    f64 = rnn.Model(rnn.compile_mlir(source.replace("bf16", "f64").replace("f32", "f64"),
+                                     tmp_path / "f64.so", training=True))
+    rng = np.random.default_rng(5)
+    T, B = 6, 3
+    xs = rng.standard_normal((T, B, 4)).astype(np.float32)
+    h0 = rng.standard_normal((B, 4)).astype(np.float32)
+    W = to_bf16_bits(0.5 * rng.standard_normal((4, 4)).astype(np.float32))
+    args = [(xs, "f32"), (h0, "f32"), (W, "bf16")]
+    outs = run_descriptors(bf16, "f_train", args)
+    results, saved = outs[:2], outs[2:]
+    dys = [(rng.standard_normal(r.shape).astype(np.float32), d) for r, d in results]
+    grads = run_descriptors(bf16, "f_backward", args + results + saved + dys)
+    assert [d for _, d in grads] == ["f32", "f32", "bf16"]
+
+    args64 = [xs.astype(np.float64), h0.astype(np.float64), from_bf16_bits(W).astype(np.float64)]
+    res64, saved64 = f64.train_forward("f", *args64)
+    ref = f64.backward("f", args64, res64, saved64, [d.astype(np.float64) for d, _ in dys])
+    ours = [grads[0][0], grads[1][0], from_bf16_bits(grads[2][0])]
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        err = np.max(np.abs(o - r)) / np.max(np.abs(r))
+        assert err < 3e-2, f"gradient of argument #{k}: relative error {err:.3g}"
