@@ -144,3 +144,17 @@ def test_bf16_storage_against_f64(tmp_path):
     for k, (o, r) in enumerate(zip(ours, ref)):
         err = np.max(np.abs(o - r)) / np.max(np.abs(r))
         assert err < 3e-2, f"gradient of argument #{k}: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=["opt", "noopt"])
+def test_steps_and_function_level_matmul(tmp_path, optimize):
+    """rnn.step (no scan) and a matmul between two steps: float64 finite differences."""
+    import gradcheck
+    from conftest import MODELS_DIR
+    model = rnn.Model(rnn.compile_mlir(MODELS_DIR / "grad_steps.mlir", tmp_path / "steps.so",
+                                       optimize=optimize, training=True))
+    rng = np.random.default_rng(9)
+    shapes = [(2, 3), (2, 4), (2, 4), (16, 3), (16, 4), (16,), (3, 4)]
+    args = [rng.standard_normal(s) * (1.0 if s[0] == 2 else 0.3) for s in shapes]
+    msgs, _ = gradcheck.check_gradients(model, "two_steps", args, seed=3)
+    assert not msgs, "\n".join(msgs)
