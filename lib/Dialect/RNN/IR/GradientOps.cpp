@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProductTypes.h"
+
 #include "rnn/Dialect/RNN/IR/Broadcast.h"
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
@@ -53,20 +55,10 @@ LogicalResult OuterSumOp::verify() {
                            << " must have the same rows (dimension " << d
                            << " differs)";
   }
-  Type element = lhs.getElementType();
-  if (rhs.getElementType() != element)
-    return emitOpError() << "operand element types differ: lhs " << lhs
-                         << ", rhs " << rhs;
   Type resultElement = result.getElementType();
-  bool widening =
-      resultElement.isF32() && (element.isF16() || element.isBF16());
-  if (resultElement != element && !widening)
-    return emitOpError() << "result element type " << resultElement
-                         << " must be the operands' " << element
-                         << " (or f32 for f16/bf16 operands)";
-  if (getAllowTf32() && !element.isF32())
-    return emitOpError() << "allow_tf32 applies to f32 operands only, not "
-                         << element;
+  if (failed(verifyProductTypes(*this, lhs, rhs, resultElement,
+                                getAllowTf32())))
+    return failure();
   SmallVector<int64_t> expected{lhs.getShape().back(), rhs.getShape().back()};
   if (result.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result has type " << result

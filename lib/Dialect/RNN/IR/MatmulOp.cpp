@@ -1,5 +1,7 @@
 //===- MatmulOp.cpp - rnn.matmul ------------------------------------------===//
 
+#include "ProductTypes.h"
+
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
 using namespace mlir;
@@ -35,20 +37,10 @@ LogicalResult MatmulOp::verify() {
                          << " laid out " << layout
                          << " has K = " << getContractionSize();
 
-  Type elementType = lhs.getElementType();
-  if (rhs.getElementType() != elementType)
-    return emitOpError() << "operand element types differ: lhs " << lhs
-                         << ", rhs " << rhs;
   Type resultElement = result.getElementType();
-  bool widening =
-      resultElement.isF32() && (elementType.isF16() || elementType.isBF16());
-  if (resultElement != elementType && !widening)
-    return emitOpError() << "result element type " << resultElement
-                         << " must be the operands' " << elementType
-                         << " (or f32 for f16/bf16 operands)";
-  if (getAllowTf32() && !elementType.isF32())
-    return emitOpError() << "allow_tf32 applies to f32 operands only, not "
-                         << elementType;
+  if (failed(verifyProductTypes(*this, lhs, rhs, resultElement,
+                                getAllowTf32())))
+    return failure();
 
   if (Value acc = getAcc(); acc && acc.getType() != result)
     return emitOpError() << "acc has type " << acc.getType()
@@ -61,5 +53,24 @@ LogicalResult MatmulOp::verify() {
                          << " times " << rhs << " laid out " << layout
                          << " gives "
                          << RankedTensorType::get(expectedShape, resultElement);
+  return success();
+}
+
+LogicalResult rnn::verifyProductTypes(Operation *op, RankedTensorType lhs,
+                                      RankedTensorType rhs, Type resultElement,
+                                      bool allowTf32) {
+  Type element = lhs.getElementType();
+  if (rhs.getElementType() != element)
+    return op->emitOpError() << "operand element types differ: lhs " << lhs
+                             << ", rhs " << rhs;
+  bool widening =
+      resultElement.isF32() && (element.isF16() || element.isBF16());
+  if (resultElement != element && !widening)
+    return op->emitOpError() << "result element type " << resultElement
+                             << " must be the operands' " << element
+                             << " (or f32 for f16/bf16 operands)";
+  if (allowTf32 && !element.isF32())
+    return op->emitOpError()
+           << "allow_tf32 applies to f32 operands only, not " << element;
   return success();
 }
