@@ -10,7 +10,10 @@
 #      median time per call over 20 calls. On the GPU when there is one (with
 #      the CUDA toolkit and PyTorch): compiled with --target=cuda, run on CUDA
 #      tensors and compared with the CPU build; else on the CPU;
-#   4. says where it ran.
+#   4. compiles it again with --training and runs a training step on the
+#      CPU: the training forward and the derived backward (docs/training.md),
+#      printing each gradient's shape and checksum;
+#   5. says where it ran.
 #   ./scripts/run-example.sh [name]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -81,6 +84,12 @@ RNN_COMPILE="${RNN_COMPILE:-$BUILD/bin/rnn-compile}" \
 RNN_RUNTIME_LIB="${RNN_RUNTIME_LIB:-$BUILD/lib/librnn_runtime.so}" \
   python3 scripts/run_model.py "examples/$NAME.mlir" -o "$OUT/$NAME.so" -T 16 -B 4 --runs 20 \
     --device "$DEVICE"
+# Training: the derived backward, on the CPU (docs/training.md).
+echo "-- training on the CPU: rnn-compile --training, one step of the loss sum(results)"
+RNN_COMPILE="${RNN_COMPILE:-$BUILD/bin/rnn-compile}" \
+RNN_RUNTIME_LIB="${RNN_RUNTIME_LIB:-$BUILD/lib/librnn_runtime.so}" \
+  python3 scripts/run_model.py "examples/$NAME.mlir" -o "$OUT/$NAME.train.so" -T 16 -B 4 \
+    --runs 20 --training
 
 if [[ "$DEVICE" == cuda ]]; then
   echo "-- ran on: GPU, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"

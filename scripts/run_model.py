@@ -2,7 +2,7 @@
 """Compiles a model with rnn-compile and runs it on random inputs, on the CPU or a GPU.
 
     scripts/run_model.py MODEL.mlir [-o MODEL.so] [-T 16] [-B 4] [--runs 20] [--seed 0]
-                         [--device cpu|cuda]
+                         [--device cpu|cuda] [--training]
     scripts/run_model.py MODEL.so ...          (an already compiled model: just run it)
 
 With --device cuda the model is compiled with --target=cuda and runs on PyTorch
@@ -18,6 +18,12 @@ B everywhere else (the states, [B, H]). The function runs --runs times; the
 script prints each result's shape and sum (a checksum) and the median wall
 time per call, measured around the Python call (ctypes and the allocation of
 the results included).
+
+With --training (CPU) the model is compiled with rnn-compile --training and,
+for every function, one training step runs --runs times: the training forward
+and the derived backward of the loss sum(results) (every result gradient is
+ones); the script prints each gradient's shape and sum and the median time of
+the step against that of the forward alone.
 
 It uses the binding in <repo>/python (rnn.compile_mlir, rnn.Model), which
 finds build/bin/rnn-compile and build/lib/librnn_runtime.so (RNN_COMPILE and
@@ -128,6 +134,28 @@ def run_cuda(model_path, source, opts):
     return 0
 
 
+def run_training_step(model, name, args, forward_results, forward_times, opts):
+    """One training step of `name`, --runs times: the training forward and the backward of
+    sum(results). Prints the gradients' shapes and sums and the step's median time."""
+    ones = [np.ones_like(r) for r in forward_results]
+    times = []
+    for _ in range(opts.runs):
+        start = time.perf_counter()
+        results, saved = model.train_forward(name, *args)
+        grads = model.backward(name, args, results, saved, ones)
+        times.append(time.perf_counter() - start)
+    saved_bytes = sum(a.nbytes for a in saved)
+    print(f"   training step (forward saving {len(saved)} tensors, {saved_bytes} bytes, then the "
+          f"derived backward of sum(results)):")
+    for k, g in enumerate(grads):
+        if g is not None:
+            print(f"   gradient of argument #{k}: {DTYPE_NAMES.get(g.dtype, g.dtype)} "
+                  f"{fmt_shape(g.shape)}  sum {float(np.sum(g, dtype=np.float64)):.6f}")
+    step, forward = statistics.median(times), statistics.median(forward_times)
+    print(f"   median wall time per training step: {fmt_time(step)} over {opts.runs} steps "
+          f"({step / forward:.1f}x the forward alone)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model", help="a .mlir file to compile, or a .so made by rnn-compile")
@@ -138,9 +166,13 @@ def main():
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="where to run (default cpu; cuda needs PyTorch with CUDA)")
+    parser.add_argument("--training", action="store_true",
+                        help="also run the derived backward (CPU; docs/training.md)")
     opts = parser.parse_args()
     if min(opts.T, opts.B, opts.runs) < 1:
         parser.error("-T, -B and --runs must be at least 1")
+    if opts.training and opts.device != "cpu":
+        parser.error("--training runs on the CPU (on the GPU: bench/training-gpu-run.sh)")
 
     model_path = Path(opts.model)
     source = None
@@ -151,11 +183,11 @@ def main():
         target = ("--target=cuda",) if opts.device == "cuda" else ()
         start = time.perf_counter()
         try:
-            rnn.compile_mlir(model_path, output, extra_args=target)
+            rnn.compile_mlir(model_path, output, extra_args=target, training=opts.training)
         except rnn.CompileError as e:
             print(f"run_model: {e}", file=sys.stderr)
             return 1
-        command = " ".join(("rnn-compile",) + target)
+        command = " ".join(("rnn-compile",) + target + (("--training",) if opts.training else ()))
         print(f"-- compiled {model_path} -> {output} with {command} "
               f"in {time.perf_counter() - start:.2f} s")
         model_path = output
@@ -165,7 +197,16 @@ def main():
     rng = np.random.default_rng(opts.seed)
     try:
         with rnn.Model(model_path) as model:
+            derived = set()
             for name in model.functions:
+                try:
+                    info = model.training_info(name)
+                    derived |= {info.train_function, info.backward_function}
+                except rnn.RNNError:
+                    pass
+            for name in model.functions:
+                if name in derived:
+                    continue
                 sig_args, _ = model.signature(name)
                 args = make_args(sig_args, opts.T, opts.B, rng)
                 print(f"-- {name}: {len(args)} arguments, random normal inputs, "
@@ -180,6 +221,8 @@ def main():
                           f"sum {float(np.sum(r, dtype=np.float64)):.6f}")
                 print(f"   median wall time per call: {fmt_time(statistics.median(times))} "
                       f"over {opts.runs} calls (min {fmt_time(min(times))})")
+                if opts.training:
+                    run_training_step(model, name, args, results, times, opts)
     except (rnn.RNNError, OSError) as e:
         print(f"run_model: {model_path}: {e}", file=sys.stderr)
         return 1
