@@ -50,6 +50,10 @@ struct DimUnion {
 
 static void collectEqualities(func::FuncOp func, DimUnion &dims) {
   func.walk([&](Operation *op) {
+    // The scalar body of a fused group has no dimensions; the group itself
+    // relates its operands and results.
+    if (op->getParentOfType<PointwiseOp>())
+      return;
     if (auto scan = dyn_cast<ScanOp>(op)) {
       SmallVector<Value> sequences(scan.getInputs().begin(),
                                    scan.getInputs().end());
