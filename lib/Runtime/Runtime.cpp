@@ -360,8 +360,7 @@ bool ManifestParser::checkSymbols(const Function &function,
   return true;
 }
 
-bool ManifestParser::parseTrainingLine(Function &function,
-                                       std::string &error) {
+bool ManifestParser::parseTrainingLine(Function &function, std::string &error) {
   std::string expected = "expected 'training <forward> <backward> "
                          "<num_saved> <argument indices...>' in function '" +
                          function.name + "'";
@@ -375,8 +374,7 @@ bool ManifestParser::parseTrainingLine(Function &function,
   function.numSaved = int32_t(numSaved);
   for (size_t i = 4; i < tokens.size(); ++i) {
     int64_t arg = -1;
-    if (!parseCount(tokens[i], arg) ||
-        arg >= int64_t(function.args.size()))
+    if (!parseCount(tokens[i], arg) || arg >= int64_t(function.args.size()))
       return failHere(error, "'" + std::string(tokens[i]) +
                                  "' is not an argument of function '" +
                                  function.name + "'");
@@ -955,7 +953,8 @@ rnn_status rnn_model_training_info(const rnn_model *model, const char *name,
     if (function->trainName.empty())
       return fail(RNN_ERROR_NOT_FOUND,
                   function->name + " has no training forward and backward in " +
-                      model->path + " (compile it with rnn-compile --training)");
+                      model->path +
+                      " (compile it with rnn-compile --training)");
     info->train_function = function->trainName.c_str();
     info->backward_function = function->backwardName.c_str();
     info->num_saved = function->numSaved;

@@ -56,18 +56,18 @@ const char rnn_manifest[] = "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS
 const char rnn_manifest[] =
     "rnn-manifest 1\nfunction f 1 1\n" ARGS "result 0 f32 2 s0 s1\nend\n";
 #elif defined(BROKEN_TRAINING_LINE)
-const char rnn_manifest[] = "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS
-                            "training f_train\nend\n";
+const char rnn_manifest[] =
+    "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS "training f_train\nend\n";
 #elif defined(BROKEN_TRAINING_ARG)
-const char rnn_manifest[] = "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS
-                            "training f f 0 5\nend\n";
+const char rnn_manifest[] =
+    "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS "training f f 0 5\nend\n";
 #elif defined(BROKEN_TRAINING_UNKNOWN)
 const char rnn_manifest[] = "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS
                             "training ghost_train ghost_backward 0 0\nend\n";
 #elif defined(BROKEN_TRAINING_MISMATCH)
 /* f as its own backward: a backward takes 1 + 0 + 1 arguments, f takes 1. */
-const char rnn_manifest[] = "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS
-                            "training f f 0 0\nend\n";
+const char rnn_manifest[] =
+    "rnn-manifest 1\nfunction f 1 1\n" ARGS RESULTS "training f f 0 0\nend\n";
 #elif defined(BROKEN_NOT_TERMINATED)
 /* Exactly as long as its text: no NUL, so reading it as a C string would run
  * into whatever the linker placed next. */

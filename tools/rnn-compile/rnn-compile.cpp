@@ -21,9 +21,9 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -65,12 +65,12 @@ static cl::opt<std::string> matmulType(
 static cl::opt<bool> noOptimize("no-optimize",
                                 cl::desc("Skip the rnn-optimize pipeline"),
                                 cl::init(false));
-static cl::opt<bool> training(
-    "training",
-    cl::desc("Also compile, for every public function f, its training "
-             "forward f_train and its backward f_backward "
-             "(docs/training.md)"),
-    cl::init(false));
+static cl::opt<bool>
+    training("training",
+             cl::desc("Also compile, for every public function f, its training "
+                      "forward f_train and its backward f_backward "
+                      "(docs/training.md)"),
+             cl::init(false));
 static cl::opt<std::string>
     savePolicy("save",
                cl::desc("With --training: what the training forward saves per "

@@ -79,8 +79,8 @@ rnn_status rnn_model_result_info(const rnn_model *model, const char *name,
  * `rnn-compile --training` comes with two more functions of the model:
  *   train_function(f's arguments) -> (f's results, num_saved tensors)
  *   backward_function(f's arguments, f's results, the num_saved tensors,
- *                     one gradient per result of f) -> (num_gradients gradients)
- * where gradient i is that of f's argument gradient_args[i] (every
+ *                     one gradient per result of f) -> (num_gradients
+ * gradients) where gradient i is that of f's argument gradient_args[i] (every
  * floating-point argument, in order). The pointers stay valid while the
  * model is loaded. A function without them gives RNN_ERROR_NOT_FOUND. */
 typedef struct rnn_training_info {

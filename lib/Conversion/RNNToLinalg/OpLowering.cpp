@@ -35,7 +35,8 @@ static Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
   SmallVector<AffineExpr> lhsExprs(leading), outExprs(leading);
   lhsExprs.push_back(k);
   outExprs.push_back(n);
-  AffineMap weightMap = weightInOut ? AffineMap::get(rank + 1, 0, {k, n}, context)
+  AffineMap weightMap = weightInOut
+                            ? AffineMap::get(rank + 1, 0, {k, n}, context)
                             : AffineMap::get(rank + 1, 0, {n, k}, context);
   SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, lhsExprs, context),
                               weightMap,
@@ -53,9 +54,8 @@ static Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
     filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
   }
   auto contraction = linalg::GenericOp::create(
-      b, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
-      ValueRange{filled}, maps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
+      b, loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{filled},
+      maps, iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
         Value x = args[0], w = args[1];
         if (x.getType() != element) {
           x = arith::ExtFOp::create(nb, l, element, x);
@@ -106,18 +106,18 @@ static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
   if (lhsType.isDynamicDim(0))
     dynamic.push_back(tensor::DimOp::create(b, loc, lhs, 0));
   Value init = tensor::EmptyOp::create(b, loc, transposedType, dynamic);
-  AffineExpr d0 = getAffineDimExpr(0, context), d1 = getAffineDimExpr(1, context);
+  AffineExpr d0 = getAffineDimExpr(0, context),
+             d1 = getAffineDimExpr(1, context);
   SmallVector<AffineMap> maps{AffineMap::get(2, 0, {d1, d0}, context),
                               AffineMap::get(2, 0, {d0, d1}, context)};
   SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
-  Value transposed =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{transposedType}, ValueRange{lhs}, ValueRange{init},
-          maps, iterators,
-          [](OpBuilder &nb, Location l, ValueRange args) {
-            linalg::YieldOp::create(nb, l, args[0]);
-          })
-          .getResult(0);
+  Value transposed = linalg::GenericOp::create(
+                         b, loc, TypeRange{transposedType}, ValueRange{lhs},
+                         ValueRange{init}, maps, iterators,
+                         [](OpBuilder &nb, Location l, ValueRange args) {
+                           linalg::YieldOp::create(nb, l, args[0]);
+                         })
+                         .getResult(0);
   return buildContraction(b, loc, transposed, rhs, /*acc=*/Value(),
                           /*weightInOut=*/true, outer.getAllowTf32(),
                           outer.getType());
@@ -249,7 +249,8 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Value out = emptyLike(b, loc, type, sequence);
   Value steps = tensor::DimOp::create(b, loc, sequence, 0);
-  AffineExpr t = getAffineDimExpr(0, context), row = getAffineDimExpr(1, context),
+  AffineExpr t = getAffineDimExpr(0, context),
+             row = getAffineDimExpr(1, context),
              n = getAffineDimExpr(2, context);
   SmallVector<Value> inputs{init};
   SmallVector<AffineMap> maps{AffineMap::get(3, 0, {row, n}, context)};
@@ -295,10 +296,9 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
                    nb, l, arith::CmpIPredicate::slt, ti, length);
                Value zeroValue = arith::ConstantOp::create(
                    nb, l, nb.getFloatAttr(element, 0.0));
-               linalg::YieldOp::create(
-                   nb, l,
-                   Value(arith::SelectOp::create(nb, l, valid, value,
-                                                 zeroValue)));
+               linalg::YieldOp::create(nb, l,
+                                       Value(arith::SelectOp::create(
+                                           nb, l, valid, value, zeroValue)));
              })
       .getResult(0);
 }

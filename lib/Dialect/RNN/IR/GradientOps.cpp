@@ -56,8 +56,8 @@ LogicalResult OuterSumOp::verify() {
                            << " differs)";
   }
   Type resultElement = result.getElementType();
-  if (failed(verifyProductTypes(*this, lhs, rhs, resultElement,
-                                getAllowTf32())))
+  if (failed(
+          verifyProductTypes(*this, lhs, rhs, resultElement, getAllowTf32())))
     return failure();
   SmallVector<int64_t> expected{lhs.getShape().back(), rhs.getShape().back()};
   if (result.getShape() != ArrayRef<int64_t>(expected))
@@ -77,7 +77,8 @@ LogicalResult PreviousStatesOp::verify() {
   auto sameSize = [](int64_t a, int64_t b) {
     return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
   };
-  if (init.getRank() != 2 || init.getElementType() != sequence.getElementType() ||
+  if (init.getRank() != 2 ||
+      init.getElementType() != sequence.getElementType() ||
       !sameSize(init.getDimSize(0), sequence.getDimSize(1)) ||
       init.getDimSize(1) != sequence.getDimSize(2))
     return emitOpError() << "init has type " << init << "; expected "

@@ -38,8 +38,8 @@ LogicalResult MatmulOp::verify() {
                          << " has K = " << getContractionSize();
 
   Type resultElement = result.getElementType();
-  if (failed(verifyProductTypes(*this, lhs, rhs, resultElement,
-                                getAllowTf32())))
+  if (failed(
+          verifyProductTypes(*this, lhs, rhs, resultElement, getAllowTf32())))
     return failure();
 
   if (Value acc = getAcc(); acc && acc.getType() != result)
@@ -61,8 +61,8 @@ LogicalResult rnn::verifyProductTypes(Operation *op, RankedTensorType lhs,
                                       bool allowTf32) {
   Type element = lhs.getElementType();
   if (rhs.getElementType() != element)
-    return op->emitOpError() << "operand element types differ: lhs " << lhs
-                             << ", rhs " << rhs;
+    return op->emitOpError()
+           << "operand element types differ: lhs " << lhs << ", rhs " << rhs;
   bool widening =
       resultElement.isF32() && (element.isF16() || element.isBF16());
   if (resultElement != element && !widening)

@@ -122,8 +122,7 @@ LogicalResult AdjointBuilder::applyMatmul(MatmulOp matmul, Value g) {
     accumulate(acc, g);
   Value gw = castTo(g, elementOf(weight));
   if (!sink.takeLhsGradient(matmul, gw)) {
-    Value product =
-        matmulFlipped(gw, p(weight), inOut, tf32, elementOf(lhs));
+    Value product = matmulFlipped(gw, p(weight), inOut, tf32, elementOf(lhs));
     // Where lhs already has a gradient of the product's type (the GRU's
     // dh = z·dh' + dgates·U), the product accumulates onto it in the GEMM
     // (`acc`) instead of in a pointwise kernel of its own after it.

@@ -642,8 +642,8 @@ LogicalResult FunctionDifferentiator::adjointOf(
         if (!previous)
           previous = PreviousStatesOp::create(
               b, app.op->getLoc(), p(app.outputs[it->second]),
-              p(app.init[s.index]),
-              app.lengths ? p(app.lengths) : Value(), app.reverse);
+              p(app.init[s.index]), app.lengths ? p(app.lengths) : Value(),
+              app.reverse);
         return previous;
       }
       [[fallthrough]];
@@ -674,8 +674,8 @@ LogicalResult FunctionDifferentiator::adjointOf(
                                           params, lengths, !app.reverse);
   unsigned numOutputs = d.adjoint.getNumOutputs();
   auto read = [&](Source s) {
-    Value v = s.kind == Source::Output ? backward->getResult(s.index)
-                                       : sequenceOf(s);
+    Value v =
+        s.kind == Source::Output ? backward->getResult(s.index) : sequenceOf(s);
     return s.element ? adjoint.castTo(v, s.element) : v;
   };
 
