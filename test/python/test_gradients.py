@@ -25,6 +25,7 @@ not need --training.
 """
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -353,6 +354,46 @@ def test_example_gradients(training_model, example, optimize, T, B):
     func, args = example_case(example, T, B)
     msgs, _ = gradcheck.check_gradients(model, func, args, seed=seed_of(example, T, B))
     assert not msgs, f"{example} ({OPT_IDS[not optimize]}, T={T}, B={B}):\n" + "\n".join(msgs)
+
+
+# Every example again with per-sequence lengths (a full row, an empty one, a row of one
+# step), its scans in their own direction and reversed: the module text gets a lengths
+# argument after the others, given to every scan, and every scan's `reverse` toggled.
+LENGTHS = np.array([3, 0, 1], np.int32)
+
+
+def with_lengths(text, toggle_reverse):
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    text = "\n".join(lines)
+    text, n = re.subn(r"(func\.func @\w+\((?:.|\n)*?)\)(\s*->\s*\()",
+                      r"\1, %seq_lengths: tensor<?xi32>)\2", text, count=1)
+    assert n == 1, "no function signature found"
+    text, n = re.subn(r"(rnn\.scan @\w+(?: reverse)? inputs(?:.|\n)*?)(\s*-> outputs\()",
+                      r"\1 lengths(%seq_lengths : tensor<?xi32>)\2", text)
+    assert n >= 1, "no scan found"
+    if toggle_reverse:
+        text = re.sub(r"rnn\.scan @(\w+)( reverse)? inputs",
+                      lambda m: f"rnn.scan @{m.group(1)}{'' if m.group(2) else ' reverse'} inputs",
+                      text)
+    return text
+
+
+@pytest.mark.parametrize("optimize", [True, False], ids=OPT_IDS)
+@pytest.mark.parametrize("reverse", [False, True], ids=["lengths", "lengths-reversed"])
+@pytest.mark.parametrize("example", sorted(ARGS))
+def test_example_gradients_with_lengths(training_model, tmp_path_factory, example, reverse,
+                                       optimize):
+    source = tmp_path_factory.getbasetemp() / (
+        f"{example}-{'reversed' if reverse else 'lengths'}.mlir")
+    if not source.exists():
+        source.write_text(with_lengths((EXAMPLES_DIR / f"{example}.mlir").read_text(), reverse))
+    model = training_model(source, optimize)
+    func, args = example_case(example, 3, 3)
+    args = args + [LENGTHS]
+    msgs, _ = gradcheck.check_gradients(model, func, args, seed=seed_of(example, 3, 3),
+                                        lengths_arg=len(args) - 1)
+    assert not msgs, (f"{example} with lengths{' reversed' if reverse else ''} "
+                      f"({OPT_IDS[not optimize]}):\n" + "\n".join(msgs))
 
 
 @pytest.mark.parametrize("optimize", [True, False], ids=OPT_IDS)
