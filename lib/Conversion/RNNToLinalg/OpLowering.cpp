@@ -249,8 +249,7 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Value out = emptyLike(b, loc, type, sequence);
   Value steps = tensor::DimOp::create(b, loc, sequence, 0);
-  AffineExpr t = getAffineDimExpr(0, context),
-             row = getAffineDimExpr(1, context),
+  AffineExpr row = getAffineDimExpr(1, context),
              n = getAffineDimExpr(2, context);
   SmallVector<Value> inputs{init};
   SmallVector<AffineMap> maps{AffineMap::get(3, 0, {row, n}, context)};
