@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Here (the build machine): every example compiled for CUDA with --training
 # into build/gpu-train/models, the runtime libraries into build/gpu-train/lib,
-# and per example a float64 reference (arguments, loss weights, results and
-# gradients from the CPU build) into build/gpu-train/ref. On the GPU machine,
-# bench/training-gpu-run.sh checks the CUDA gradients against them.
+# per example a float64 reference (arguments, loss weights, results and
+# gradients from the CPU build) into build/gpu-train/ref, and the LSTM and GRU
+# benchmark models with --training into build/gpu-train/bench-models. On the
+# GPU machine, bench/training-gpu-run.sh checks the CUDA gradients against the
+# references, then times a training step against cuDNN (bench/train_bench.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
 OUT="$BUILD/gpu-train"
 "$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda rnn_device_library >/dev/null
-rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib" "$OUT/ref"
+rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib" "$OUT/ref" "$OUT/bench-models"
 cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
   "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
 for f in "$ROOT"/examples/*.mlir; do
@@ -18,4 +20,14 @@ for f in "$ROOT"/examples/*.mlir; do
     -o "$OUT/models/$name.so" --runtime-dir "$OUT/lib"
 done
 RNN_BUILD_DIR="$BUILD" python3 "$ROOT/bench/training_gpu_check.py" reference "$OUT/ref"
+# The LSTM and GRU benchmark models (bench/make_models.py, TF32 matmuls) of the
+# single-layer shapes, for bench/train_bench.py.
+python3 "$ROOT/bench/make_models.py" "$OUT/bench-src" >/dev/null
+for f in "$OUT"/bench-src/{lstm,gru}_I*_H*.mlir; do
+  name=$(basename "$f" .mlir)
+  [[ "$name" == *_L* ]] && continue
+  "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
+    -o "$OUT/bench-models/$name.so" --runtime-dir "$OUT/lib"
+done
+rm -rf "$OUT/bench-src"
 echo "training-gpu-build: $(ls "$OUT/models" | wc -l) models in $OUT ($(du -sh "$OUT" | cut -f1))"
