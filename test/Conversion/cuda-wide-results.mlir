@@ -27,15 +27,17 @@
 
 // Per step, one kernel (the group, which writes the four gate gradients
 // into their columns of the step's row of dgates) and the GEMM that reads
-// that row; the kernels around the loop copy the initial and final states.
+// that row and writes dh_{t-1} in place; the two kernels before the loop copy
+// the initial states into the final states' buffers, which the steps update.
 // BWD-LABEL: llvm.func @lstm_backward_seq(
 // BWD: gpu.launch_func
 // BWD: gpu.launch_func
 // BWD: gpu.launch_func
 // BWD-NOT: gpu.launch_func
+// BWD-NOT: mgpuMemAlloc
 // BWD: llvm.call @rnn_cuda_gemm
-// BWD: gpu.launch_func
 // BWD-NOT: gpu.launch_func
+// BWD-NOT: mgpuMemAlloc
 // BWD-LABEL: llvm.func @lstm_backward_lengths(
 
 rnn.cell @gru_rz inputs(%x: tensor<?x64xbf16>) states(%h: tensor<?x2048xf32>)

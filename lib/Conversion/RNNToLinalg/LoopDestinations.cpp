@@ -23,7 +23,10 @@ namespace rnn {
 namespace lowering {
 
 /// The DPS init of the linalg op producing `value` (seen through a
-/// tensor.cast) when it is an unread tensor.empty; null otherwise.
+/// tensor.cast) when it is an unread tensor.empty; null otherwise. A
+/// contraction accumulates onto its init: when that init is a zero fill that
+/// only the contraction reads (a matmul's result, such as the backward's
+/// dh_{t-1}), the fill's tensor.empty is the one to replace.
 static OpOperand *replaceableEmptyInit(Value value) {
   if (auto cast = value.getDefiningOp<tensor::CastOp>())
     value = cast.getSource();
@@ -34,6 +37,10 @@ static OpOperand *replaceableEmptyInit(Value value) {
   if (!linalgOp)
     return nullptr;
   OpOperand *init = linalgOp.getDpsInitOperand(result.getResultNumber());
+  if (auto fill = init->get().getDefiningOp<linalg::FillOp>();
+      fill && !isa<linalg::FillOp>(linalgOp.getOperation()) &&
+      init->get().hasOneUse())
+    return replaceableEmptyInit(init->get());
   if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
       linalgOp.payloadUsesValueFromOperand(init))
     return nullptr;
