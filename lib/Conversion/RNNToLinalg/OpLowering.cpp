@@ -125,6 +125,41 @@ static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
 
 /// Sums the input over the dimensions that the result broadcasts along: a
 /// reducing linalg.generic into a zero-filled result.
+/// A sum over all leading (row) dimensions, `[..., N] -> [N]` (a bias
+/// gradient over all T·B rows), as the product of a row of ones with the
+/// rows: `[1, R] x [R, N]`, one library GEMM. As a reducing generic, the
+/// GPU backend would run the reduced dimensions as a host loop of kernels.
+static Value sumRowsAsProduct(OpBuilder &b, SumToOp sum) {
+  Location loc = sum.getLoc();
+  Value input = sum.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  RankedTensorType resultType = sum.getType();
+  Type element = resultType.getElementType();
+  int64_t n = resultType.getDimSize(0);
+  Value rows = input;
+  if (inputType.getRank() > 2) {
+    ReassociationIndices leading;
+    for (int64_t d = 0; d + 1 < inputType.getRank(); ++d)
+      leading.push_back(d);
+    rows = tensor::CollapseShapeOp::create(
+        b, loc, input,
+        SmallVector<ReassociationIndices>{leading, {inputType.getRank() - 1}});
+  }
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  auto onesType = RankedTensorType::get({1, rowsType.getDimSize(0)}, element);
+  SmallVector<Value> dynamic;
+  if (rowsType.isDynamicDim(0))
+    dynamic.push_back(tensor::DimOp::create(b, loc, rows, 0));
+  Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 1.0));
+  Value empty = tensor::EmptyOp::create(b, loc, onesType, dynamic);
+  Value ones = linalg::FillOp::create(b, loc, one, empty).getResult(0);
+  Value product = buildContraction(
+      b, loc, ones, rows, /*acc=*/Value(), /*weightInOut=*/true,
+      /*allowTf32=*/false, RankedTensorType::get({1, n}, element));
+  return tensor::CollapseShapeOp::create(
+      b, loc, resultType, product, SmallVector<ReassociationIndices>{{0, 1}});
+}
+
 static Value lowerSumTo(OpBuilder &b, SumToOp sum) {
   Location loc = sum.getLoc();
   MLIRContext *context = b.getContext();
@@ -132,6 +167,10 @@ static Value lowerSumTo(OpBuilder &b, SumToOp sum) {
   auto inputType = cast<RankedTensorType>(input.getType());
   RankedTensorType resultType = sum.getType();
   int64_t inRank = inputType.getRank(), outRank = resultType.getRank();
+  if (outRank == 1 && inRank >= 2 &&
+      resultType.getDimSize(0) == inputType.getShape().back() &&
+      !ShapedType::isDynamic(resultType.getDimSize(0)))
+    return sumRowsAsProduct(b, sum);
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators(inRank,
                                              utils::IteratorType::reduction);
