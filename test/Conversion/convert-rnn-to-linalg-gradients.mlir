@@ -1,0 +1,28 @@
+// The ops of the derived backward lowered to linalg: a weight gradient is the
+// transposed rows times the other rows (one library GEMM, weight layout 1), a
+// sum over all rows a row of ones times the rows (one GEMM), a sum to a
+// row statistic a reducing generic, and the previous states one parallel
+// generic that gathers the step before.
+// RUN: rnn-opt %s --convert-rnn-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func.func @grads
+// CHECK: %[[G:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg1
+// CHECK: %[[GT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[G]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[GT]], %[[X]] : tensor<8x?xf32>, tensor<?x3xf32>) outs(%{{.*}} : tensor<8x3xf32>) {{.*}}rnn.gemm_weight_layout = 1
+// CHECK: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x?xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[ONES]], %{{.*}} : tensor<1x?xf32>, tensor<?x8xf32>) {{.*}}rnn.gemm_weight_layout = 1
+// CHECK: tensor.collapse_shape %[[SUM]] {{\[\[}}0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<?x?x8xf32>) outs(%{{.*}} : tensor<?x?x1xf32>)
+// CHECK-NOT: rnn.gemm_weight_layout
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg3 : tensor<?x4xf32>) outs(%{{.*}} : tensor<?x?x4xf32>)
+// CHECK: tensor.extract %arg2
+// CHECK: arith.select
+func.func @grads(%g: tensor<?x?x8xf32>, %x: tensor<?x?x3xf32>, %h: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>)
+    -> (tensor<8x3xf32>, tensor<8xf32>, tensor<?x?x1xf32>, tensor<?x?x4xf32>) {
+  %dw = rnn.outer_sum %g, %x : tensor<?x?x8xf32>, tensor<?x?x3xf32> -> tensor<8x3xf32>
+  %db = rnn.sum_to %g : tensor<?x?x8xf32> -> tensor<8xf32>
+  %dr = rnn.sum_to %g : tensor<?x?x8xf32> -> tensor<?x?x1xf32>
+  %hp = rnn.previous_states %h, %h0 : tensor<?x?x4xf32>, tensor<?x4xf32>
+  return %dw, %db, %dr, %hp : tensor<8x3xf32>, tensor<8xf32>, tensor<?x?x1xf32>, tensor<?x?x4xf32>
+}
