@@ -140,7 +140,9 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
   // tensor of its own when it is yielded, or reduced from a window that is
   // broadcast.
   llvm::MapVector<Value, Value> materialised; // value -> tensor
-  DenseMap<Value, Value> reductions;          // row op result -> [.., 1]
+  // Insertion order, not pointer order: the generics' operand order (and so
+  // the compiled code) must not depend on where the values live in memory.
+  llvm::MapVector<Value, Value> reductions; // row op result -> [.., 1]
   auto needsTensor = [&](Value v) {
     if (phase.lookup(v) == kAnywhere)
       return false;
