@@ -196,6 +196,11 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return fail("rnn-reduce-matmul-precision failed");
   }
+  if (savePolicy.getNumOccurrences() && !training)
+    return fail("--save chooses what the training forward saves; it applies "
+                "only with --training");
+  if (savePolicy != "gates" && savePolicy != "states")
+    return fail("--save must be gates or states, not '" + savePolicy + "'");
   if (training) {
     // Gate matmuls that share a left operand merge first, so that the
     // adjoint multiplies by the merged weight once (one dh matmul a step).

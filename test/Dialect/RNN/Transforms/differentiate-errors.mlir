@@ -51,3 +51,14 @@ func.func @taken(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   return %b : tensor<?x4xf32>
 }
 func.func private @taken_train()
+
+// -----
+
+func.func @region(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @below {{'scf.execute_region' op has regions; @region cannot be differentiated}}
+  %b = scf.execute_region -> tensor<?x4xf32> {
+    %t = rnn.tanh %a : tensor<?x4xf32>
+    scf.yield %t : tensor<?x4xf32>
+  }
+  return %b : tensor<?x4xf32>
+}
