@@ -158,3 +158,28 @@ def test_steps_and_function_level_matmul(tmp_path, optimize):
     args = [rng.standard_normal(s) * (1.0 if s[0] == 2 else 0.3) for s in shapes]
     msgs, _ = gradcheck.check_gradients(model, "two_steps", args, seed=3)
     assert not msgs, "\n".join(msgs)
+
+
+def test_sum_to_shapes(tmp_path):
+    """rnn.sum_to down to every kind of shape the backward reduces to (a bias, a scalar, a
+    [1, N] and a [1, 1, N] parameter, a row statistic) against numpy."""
+    source = """
+func.func @sums(%g: tensor<?x?x6xf64>) -> (tensor<6xf64>, tensor<f64>, tensor<1x6xf64>,
+                                           tensor<1x1x6xf64>, tensor<?x?x1xf64>, tensor<1xf64>) {
+  %a = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<6xf64>
+  %b = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<f64>
+  %c = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<1x6xf64>
+  %d = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<1x1x6xf64>
+  %e = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<?x?x1xf64>
+  %f = rnn.sum_to %g : tensor<?x?x6xf64> -> tensor<1xf64>
+  return %a, %b, %c, %d, %e, %f : tensor<6xf64>, tensor<f64>, tensor<1x6xf64>,
+      tensor<1x1x6xf64>, tensor<?x?x1xf64>, tensor<1xf64>
+}
+"""
+    model = rnn.Model(rnn.compile_mlir(source, tmp_path / "sums.so", optimize=False))
+    g = np.random.default_rng(4).standard_normal((5, 3, 6))
+    expected = [g.sum((0, 1)), g.sum(), g.sum((0, 1))[None], g.sum((0, 1))[None, None],
+                g.sum(2, keepdims=True), g.sum()[None]]
+    for k, (ours, ref) in enumerate(zip(model("sums", g), expected)):
+        assert ours.shape == ref.shape, f"result #{k}: shape {ours.shape}, expected {ref.shape}"
+        np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12, err_msg=f"result #{k}")
