@@ -104,7 +104,9 @@ public:
   CellDifferentiator(CellOp cell, bool saveGates)
       : cell(cell), saveGates(saveGates) {}
 
-  FailureOr<CellDerivative> run(OpBuilder &moduleBuilder);
+  /// Builds the adjoint and train cells after the cell, named uniquely in
+  /// `symbols` (the module's table).
+  FailureOr<CellDerivative> run(OpBuilder &moduleBuilder, SymbolTable &symbols);
 
   FailureOr<bool> takeBroadcast(Value operand, Value full,
                                 Operation *op) override {
@@ -221,7 +223,8 @@ SmallVector<Value> CellDifferentiator::choosePolicySaves() {
   return whole.takeVector();
 }
 
-FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
+FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder,
+                                                  SymbolTable &symbols) {
   Location loc = cell.getLoc();
   unsigned numInputs = cell.getNumInputs(), numStates = cell.getNumStates();
   unsigned numOutputs = cell.getNumOutputs();
@@ -410,7 +413,6 @@ FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder) {
     paramTypes.push_back(a.getType());
   for (Value v : outputs)
     outputTypes.push_back(v.getType());
-  SymbolTable symbols(cell->getParentOp());
   moduleBuilder.setInsertionPointAfter(cell);
   auto adjointCell =
       CellOp::create(moduleBuilder, loc, (cell.getSymName() + "_adjoint").str(),
@@ -604,11 +606,9 @@ FunctionDifferentiator::derivativeOf(Operation *application) {
     return application->emitOpError() << "refers to no cell @" << name;
   OpBuilder moduleBuilder(module.getContext());
   FailureOr<CellDerivative> d =
-      CellDifferentiator(cell, saveGates).run(moduleBuilder);
+      CellDifferentiator(cell, saveGates).run(moduleBuilder, symbols);
   if (failed(d))
     return failure();
-  symbols.insert(d->train);
-  symbols.insert(d->adjoint);
   ++numAdjointCells;
   return &derivatives.try_emplace(name, std::move(*d)).first->second;
 }
