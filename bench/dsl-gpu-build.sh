@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here (the build machine): builds saved CUDA models made with the Python DSL into
-# build/gpu/dsl/<model>/ (rnn.RNN(..., device="cuda").save): the zoo LSTM (I=32, H=48,
+# build/gpu/dsl/<model>/ (rnn.NumpyRNN(..., device="cuda").save): the zoo LSTM (I=32, H=48,
 # 2 layers, bidirectional), the zoo GRU (I=32, H=48, 1 layer) and the tutorial's custom
 # cell of docs/python.md (leaky_gru, I=32, H=48), every zoo cell at H=300 (in
 # float32, and with bf16 matmuls) and the LayerNorm LSTM at H=1024 (float32), with
@@ -40,10 +40,10 @@ def randomize(model, seed):
         model.params[key] = rng.uniform(-k, k, np.shape(a)).astype(np.float32)
 
 models = {
-    "lstm": rnn.RNN(rnn.zoo.lstm, 32, 48, num_layers=2, bidirectional=True, device="cuda",
+    "lstm": rnn.NumpyRNN(rnn.zoo.lstm, 32, 48, num_layers=2, bidirectional=True, device="cuda",
                     seed=1),
-    "gru": rnn.RNN(rnn.zoo.gru, 32, 48, num_layers=1, device="cuda", seed=2),
-    "leaky_gru": rnn.RNN(leaky_gru, 32, 48, device="cuda", seed=3),
+    "gru": rnn.NumpyRNN(rnn.zoo.gru, 32, 48, num_layers=1, device="cuda", seed=2),
+    "leaky_gru": rnn.NumpyRNN(leaky_gru, 32, 48, device="cuda", seed=3),
 }
 # Every zoo cell at a wide, odd size (H = 300: rows longer than a block of
 # threads and not a multiple of it, layer norms over 1200 features), checked
@@ -54,7 +54,7 @@ WIDE = 300
 for name, cell in rnn.zoo.CELLS.items():
     extra = {"proj_size": WIDE // 2} if name == "lstmp" else {}
     for suffix, mm in (("", None), ("_bf16", "bfloat16")):
-        models[f"zoo_{name}{suffix}"] = rnn.RNN(cell, WIDE if name == "sru" else 64, WIDE,
+        models[f"zoo_{name}{suffix}"] = rnn.NumpyRNN(cell, WIDE if name == "sru" else 64, WIDE,
                                                 device="cuda", seed=4, matmul_dtype=mm,
                                                 **extra)
 # And the LayerNorm LSTM, the zoo's cell with a row-group kernel, at the
@@ -62,7 +62,7 @@ for name, cell in rnn.zoo.CELLS.items():
 # 512-thread blocks, so its kernel keeps every column in registers between
 # phases), in float32. (Only this one: the weights of every cell at this size
 # would not fit what travels to the GPU machine.)
-models["zoo_layernorm_lstm_h1024"] = rnn.RNN(rnn.zoo.CELLS["layernorm_lstm"], 64, 1024,
+models["zoo_layernorm_lstm_h1024"] = rnn.NumpyRNN(rnn.zoo.CELLS["layernorm_lstm"], 64, 1024,
                                              device="cuda", seed=5)
 for i, (name, m) in enumerate(models.items()):
     randomize(m, 100 + i)

@@ -25,7 +25,7 @@ def main(out_dir):
     I, H = medium["I"], medium["H"]
     for name, cell in rnn.zoo.CELLS.items():
         extra = {"proj_size": H // 2} if name == "lstmp" else {}
-        model = rnn.RNN(cell, I, H, seed=0, **extra)
+        model = rnn.NumpyRNN(cell, I, H, seed=0, **extra)
         text = re.sub(r"(rnn\.matmul %[\w.]+, %[\w.]+)( weight_in_out)?(?! allow_tf32) :",
                       r"\1\2 allow_tf32 :", model.mlir)
         assert "allow_tf32" in text, name

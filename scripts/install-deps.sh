@@ -38,3 +38,12 @@ if ! python3 -c "import numpy, pytest" 2>/dev/null; then
       python3-numpy python3-pytest >/dev/null
   fi
 fi
+
+# PyTorch, for rnn.RNN (a torch.nn.Module) and its tests: about 1 GB to download and 5 GB
+# installed with its CUDA wheels (PyPI's Linux build; it runs on the CPU where there is no
+# GPU), about a minute on a fast connection. Installed once; later runs find it.
+if ! python3 -c "import torch" 2>/dev/null; then
+  echo "install-deps: installing torch (PyPI; ~5 GB installed, once)"
+  python3 -m pip install --quiet --disable-pip-version-check torch 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages torch
+fi

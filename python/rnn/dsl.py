@@ -24,10 +24,12 @@ checks (a state that changes type, for instance) comes back as a `CompileError` 
 message points at the same lines (module.py maps the diagnostics back).
 """
 
+import importlib
 import inspect
 import linecache
 import math
 import os
+import pickle
 import re
 import sys
 import threading
@@ -929,6 +931,23 @@ class Cell:
     def __repr__(self):
         return f"<rnn.Cell {self.name} states={list(self.state_names)}>"
 
+    def __reduce__(self):
+        # A cell pickles by reference, as a function does: the module-level name the
+        # decorator bound (its function's name is that Cell, not the function).
+        fn = inspect.unwrap(self.fn)
+        module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+        obj = sys.modules.get(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not self:
+            raise pickle.PicklingError(
+                f"cell {self.name} cannot be pickled: it is not reachable as "
+                f"{module}.{qualname} (define cells at module level with @rnn.cell)")
+        return _cell_by_name, (module, qualname)
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __call__(self, *args, **kwargs):
         """Calls the function directly: inside another cell's trace this inlines the cell
         (its params are declared in the caller's trace)."""
@@ -941,9 +960,27 @@ class Cell:
             return None
         return Location(code.co_filename, code.co_firstlineno, 1)
 
-    def trace(self, input_size, hidden_size, dtype="float32", sizes=None, name=None):
+    def _zone_out(self, result, states, masks):
+        """`result` of the cell's function with each new state s' replaced by
+        m * s + (1 - m) * s' (result left as it is when it has the wrong arity: the trace
+        reports that)."""
+        values = list(result) if isinstance(result, (tuple, list)) else [result]
+        first = len(self.output_names or ())
+        if len(values) != first + len(states):
+            return result
+        for k, (old, m) in enumerate(zip(states, masks)):
+            values[first + k] = m * old + (1 - m) * values[first + k]
+        return tuple(values)
+
+    def trace(self, input_size, hidden_size, dtype="float32", sizes=None, name=None,
+              zoneout=False):
         """Records the cell for `x [B, input_size]`, the sizes `H = hidden_size` and
-        `sizes` (other Dims by name) and the dtype. Returns a TracedCell."""
+        `sizes` (other Dims by name) and the dtype. Returns a TracedCell.
+
+        With `zoneout`, the traced cell takes the zoneout masks of its states after x in its
+        input, `[x, m_1, ..., m_k]` (width input_size plus the state sizes), and returns
+        `m_k * s_k + (1 - m_k) * s'_k` for each new state s'_k (a mask of 1 keeps the old
+        state); a cell without declared outputs outputs its first state after zoneout."""
         dtype = normalize_dtype(dtype)
         env = {"I": int(input_size), "H": int(hidden_size)}
         for k, v in (sizes or {}).items():
@@ -956,7 +993,8 @@ class Cell:
         b = _Builder(env, dtype)
         in_name = self.input_name
         b.reserved = {in_name, *self.state_names}
-        x = Tensor(b, f"%{in_name}", (None, env["I"]), dtype)
+        masks_width = sum(state_sizes) if zoneout else 0
+        x = Tensor(b, f"%{in_name}", (None, env["I"] + masks_width), dtype)
         states = [Tensor(b, f"%{s}", (None, n), dtype)
                   for s, n in zip(self.state_names, state_sizes)]
 
@@ -976,7 +1014,11 @@ class Cell:
         if fn_code is not None:
             sys.setprofile(profiler)
         try:
-            result = self.fn(x, *states)
+            if zoneout:
+                x_in, *masks = split(x, [env["I"], *state_sizes])
+                result = self._zone_out(self.fn(x_in, *states), states, masks)
+            else:
+                result = self.fn(x, *states)
         except (ShapeError, CellError) as e:
             prefix = f"cell {self.name}: "
             if e.bare_message.startswith(prefix):
@@ -1040,11 +1082,19 @@ class Cell:
         text = "\n".join([head] + body + [y, tail]) + "\n"
         return TracedCell(
             name=sym, cell=self, text=text, input_size=env["I"], hidden_size=env["H"],
+            zoneout_width=masks_width,
             dtype=dtype, env=env, state_names=self.state_names, state_sizes=state_sizes,
             output_names=tuple(output_names), output_sizes=tuple(o.shape[1] for o in outs),
             output_dtypes=tuple(o.dtype for o in outs),
             returned_state_types=tuple((s.shape, s.dtype) for s in new_states),
             params=params, yield_location=yield_loc, def_location=def_loc)
+
+
+def _cell_by_name(module, qualname):
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
 
 
 def cell(fn=None, *, states=("h",), outputs=None, name=None, torch=None):

@@ -1,6 +1,8 @@
-"""rnn.RNN: a recurrent network (layers x directions of one cell) compiled to a library.
+"""rnn.NumpyRNN: a recurrent network (layers x directions of one cell) compiled to a library
+and called on numpy arrays (inference only; rnn.RNN, in nn.py, is the torch.nn.Module that
+trains).
 
-    model = rnn.RNN(rnn.zoo.lstm, input_size=10, hidden_size=20, num_layers=2,
+    model = rnn.NumpyRNN(rnn.zoo.lstm, input_size=10, hidden_size=20, num_layers=2,
                     bidirectional=True)
     output, (h_n, c_n) = model(x)          # x: numpy [T, B, 10]
 
@@ -23,7 +25,7 @@ from . import runtime as _runtime
 from .dsl import (Cell, CellError, ShapeError, DTYPE_LONG, normalize_dtype, _shape_str,
                   Location)
 
-__all__ = ["RNN", "load", "CellCompileError"]
+__all__ = ["NumpyRNN", "load", "CellCompileError"]
 
 MANIFEST = "manifest.json"
 FORMAT = "rnn-model"
@@ -185,26 +187,36 @@ class _Spec:
         return cls(**d)
 
 
-def _emit_func(fname, spec, cells_by_layer, with_lengths):
-    """func.func @fname: the chain of scans. cells_by_layer[l] is the TracedCell of layer l."""
+def _emit_func(fname, spec, cells_by_layer, with_lengths, layers=None):
+    """func.func @fname: the chain of scans over `layers` (a range, default all; a range that
+    starts above 0 takes the outputs of the layer below as its input). cells_by_layer[l] is
+    the TracedCell of layer l; a cell traced with zoneout makes the function take one mask
+    sequence [T, B, sum of the state sizes] per layer and direction (after the initial
+    states), concatenated to the scan's input."""
     dt = spec.dtype
     D = spec.num_directions
-    args, results, body, ret = [], [], [], []
-    args.append(f"%xs: {_ttype((None, None, spec.input_size), dt)}")
+    layers = range(spec.num_layers) if layers is None else layers
+    args, body = [], []
+    xs_width = spec.input_size if layers.start == 0 else D * spec.output_size
+    args.append(f"%xs: {_ttype((None, None, xs_width), dt)}")
     if with_lengths:
         args.append("%lengths: tensor<?xi64>")
     state_types = [_ttype((None, n), dt) for n in spec.state_sizes]
-    for l in range(spec.num_layers):
+    for l in layers:
         for d in range(D):
             for s, t in zip(spec.state_names, state_types):
                 args.append(f"%init_l{l}_d{d}_{s}: {t}")
-    for l in range(spec.num_layers):
+    for l in layers:
+        masks = cells_by_layer[l].zoneout_width
+        for d in range(D if masks else 0):
+            args.append(f"%zm_l{l}_d{d}: {_ttype((None, None, masks), dt)}")
+    for l in layers:
         for d in range(D):
             for name, shape in zip(spec.param_names, spec.param_shapes[l]):
                 args.append(f"%p_l{l}_d{d}_{name}: {_ttype(shape, dt)}")
-    xs, xs_width = "%xs", spec.input_size
+    xs = "%xs"
     finals = []
-    for l in range(spec.num_layers):
+    for l in layers:
         tc = cells_by_layer[l]
         out_t = _ttype((None, None, spec.output_size), dt)
         ys = []
@@ -214,8 +226,15 @@ def _emit_func(fname, spec, cells_by_layer, with_lengths):
             init = ", ".join(f"%init_l{l}_d{d}_{s}" for s in spec.state_names)
             pnames = ", ".join(f"%p_l{l}_d{d}_{n}" for n in spec.param_names)
             ptypes = ", ".join(_ttype(s, dt) for s in spec.param_shapes[l])
+            scan_in, scan_width = xs, xs_width
+            if tc.zoneout_width:
+                scan_in, scan_width = f"%xz_l{l}_d{d}", xs_width + tc.zoneout_width
+                body.append(f"{scan_in} = rnn.concat {xs}, %zm_l{l}_d{d} : "
+                            f"{_ttype((None, None, xs_width), dt)}, "
+                            f"{_ttype((None, None, tc.zoneout_width), dt)} -> "
+                            f"{_ttype((None, None, scan_width), dt)}")
             line = (f"{', '.join(outs)} = rnn.scan @{tc.name}{' reverse' if d else ''} "
-                    f"inputs({xs} : {_ttype((None, None, xs_width), dt)}) "
+                    f"inputs({scan_in} : {_ttype((None, None, scan_width), dt)}) "
                     f"init({init} : {', '.join(state_types)})")
             if spec.param_names:
                 line += f" params({pnames} : {ptypes})"
@@ -232,7 +251,7 @@ def _emit_func(fname, spec, cells_by_layer, with_lengths):
             xs = ys[0]
         xs_width = D * spec.output_size
     results = [_ttype((None, None, D * spec.output_size), dt)] + \
-        state_types * (spec.num_layers * D)
+        state_types * (len(layers) * D)
     ret = [xs] + finals
     text = [f"func.func @{fname}({', '.join(args)})", f"    -> ({', '.join(results)}) {{"]
     text += ["  " + b for b in body]
@@ -252,7 +271,7 @@ def _check_sizes(input_size, hidden_size, num_layers):
             raise ValueError(f"{nm} must be a positive int, got {v!r}")
 
 
-class RNN:
+class NumpyRNN:
     """A recurrent network of `num_layers` layers of `cell`, forward or bidirectional,
     compiled for the CPU and called on numpy arrays.
 
@@ -581,7 +600,7 @@ class RNN:
     def __repr__(self):
         s = self._spec
         extra = "".join(f", {k}={v}" for k, v in s.sizes.items())
-        return (f"rnn.RNN({s.cell_name}, input_size={s.input_size}, "
+        return (f"rnn.NumpyRNN({s.cell_name}, input_size={s.input_size}, "
                 f"hidden_size={s.hidden_size}{extra}, num_layers={s.num_layers}, "
                 f"bidirectional={s.bidirectional}, batch_first={s.batch_first}, "
                 f"dtype={self.dtype}{self._matmul_repr()})")
@@ -941,18 +960,18 @@ def _json_default(o):
 
 
 def load(directory):
-    """Loads a model written by RNN.save(directory): no compiler needed, only the directory
-    (and OpenBLAS, which librnn_runtime.so links to). Returns an rnn.RNN."""
+    """Loads a model written by NumpyRNN.save(directory): no compiler needed, only the
+    directory (and OpenBLAS, which librnn_runtime.so links to). Returns an rnn.NumpyRNN."""
     d = Path(directory)
     mpath = d / MANIFEST
     if not mpath.is_file():
-        raise FileNotFoundError(f"{mpath} not found: not a directory written by RNN.save()")
+        raise FileNotFoundError(f"{mpath} not found: not a directory written by NumpyRNN.save()")
     manifest = json.loads(mpath.read_text())
     if manifest.get("format") != FORMAT or manifest.get("version") != FORMAT_VERSION:
         raise ValueError(f"{mpath}: not an rnn model manifest of version {FORMAT_VERSION}")
     if "RNN_RUNTIME_LIB" not in os.environ:
         _runtime.load_runtime_from(d / manifest["runtime"])
-    m = RNN.__new__(RNN)
+    m = NumpyRNN.__new__(NumpyRNN)
     m._spec = _Spec.from_json(manifest["spec"])
     m._device = manifest.get("device", "cpu")
     m._optimize = None

@@ -272,6 +272,18 @@ class Model:
         self._signatures[name] = sig
         return sig
 
+    def symbolic_signature(self, name):
+        """(args, results) of function `name` as the manifest writes them: lists of
+        (dtype_str, shape) where a dynamic size is the string "s<k>" of its symbol (sizes
+        named by one symbol are equal; every symbol of a result appears in some argument)."""
+        if not hasattr(self, "_manifest"):
+            self._manifest = _parse_manifest(_manifest_text(self.path))
+        self._live()
+        if name not in self._manifest:
+            raise RNNError(4, "RNN_ERROR_NOT_FOUND",
+                           f"model {self.path!r} has no function {name!r}")
+        return self._manifest[name]
+
     def _num_results(self, name):
         return self._counts(name)[1]
 
@@ -366,6 +378,31 @@ class Model:
         _check(self._lib, self._lib.rnn_model_run(
             self._live(), name.encode(), a, len(args), r, len(results),
             ctypes.c_void_p(stream) if stream else None))
+
+
+def _manifest_text(path):
+    """The `rnn_manifest` string of a model library (docs/runtime.md)."""
+    lib = ctypes.CDLL(os.fspath(path))
+    text = ctypes.cast(ctypes.addressof(ctypes.c_char.in_dll(lib, "rnn_manifest")),
+                       ctypes.c_char_p).value
+    return text.decode()
+
+
+def _parse_manifest(text):
+    """{function: (args, results)} from a manifest the runtime has already validated."""
+    functions, current = {}, None
+    for line in text.splitlines():
+        tok = line.split()
+        if not tok:
+            continue
+        if tok[0] == "function":
+            current = ([], [])
+            functions[tok[1]] = current
+        elif tok[0] in ("arg", "result") and current is not None:
+            rank = int(tok[3])
+            dims = tuple(d if d.startswith("s") else int(d) for d in tok[4:4 + rank])
+            current[0 if tok[0] == "arg" else 1].append((tok[2], dims))
+    return functions
 
 
 def _desc_tensors(descs):

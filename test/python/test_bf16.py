@@ -67,7 +67,7 @@ def test_bf16_state_cast(tmp_path, optimize):
     assert np.max(np.abs(hT - h)) / np.max(np.abs(h)) <= 1e-5
 
 
-# --matmul-type=bf16 / rnn.RNN(matmul_dtype=...): models written in float32 whose
+# --matmul-type=bf16 / rnn.NumpyRNN(matmul_dtype=...): models written in float32 whose
 # matmuls read bf16 operands. The result must be within bf16's precision of the
 # float64 reference, and measurably not float32 (else nothing was rounded).
 BF16_MATMUL_RTOL = 3e-2
@@ -91,8 +91,8 @@ def test_examples_with_bf16_matmuls(tmp_path, example):
 
 def test_dsl_matmul_dtype(tmp_path):
     x = np.random.default_rng(0).standard_normal((6, 2, 8)).astype(np.float32)
-    exact = rnn.RNN(rnn.zoo.gru, 8, 16, seed=1)
-    mixed = rnn.RNN(rnn.zoo.gru, 8, 16, seed=1, matmul_dtype="bfloat16")
+    exact = rnn.NumpyRNN(rnn.zoo.gru, 8, 16, seed=1)
+    mixed = rnn.NumpyRNN(rnn.zoo.gru, 8, 16, seed=1, matmul_dtype="bfloat16")
     assert "matmul_dtype=bfloat16" in repr(mixed)
     assert "matmul_dtype" not in repr(exact)
     y, _ = exact(x)
@@ -106,8 +106,8 @@ def test_dsl_matmul_dtype(tmp_path):
 
 def test_dsl_matmul_dtype_errors():
     with pytest.raises(TypeError, match="reduced-precision matmuls are bfloat16 or float16"):
-        rnn.RNN(rnn.zoo.gru, 8, 16, dtype="float64", matmul_dtype="bfloat16")
+        rnn.NumpyRNN(rnn.zoo.gru, 8, 16, dtype="float64", matmul_dtype="bfloat16")
     with pytest.raises(TypeError, match="reduced-precision matmuls"):
-        rnn.RNN(rnn.zoo.gru, 8, 16, matmul_dtype="float64")
+        rnn.NumpyRNN(rnn.zoo.gru, 8, 16, matmul_dtype="float64")
     with pytest.raises(TypeError, match="unsupported dtype"):
-        rnn.RNN(rnn.zoo.gru, 8, 16, matmul_dtype="int8")
+        rnn.NumpyRNN(rnn.zoo.gru, 8, 16, matmul_dtype="int8")

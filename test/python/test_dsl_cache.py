@@ -34,31 +34,31 @@ def count_compiles(monkeypatch, tmp_path):
 
 
 def test_second_build_does_not_compile(count_compiles, tmp_path):
-    a = rnn.RNN(rnn.zoo.indrnn, 6, 7)
+    a = rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7)
     assert len(count_compiles) == 1 and not a.from_cache
     cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
     assert len(cached) == 2 and cached[0].endswith(".mlir") and cached[1].endswith(".so")
     assert (tmp_path / "cache" / cached[0]).read_text() == a.mlir
     mtime = os.stat(a.library).st_mtime_ns
 
-    b = rnn.RNN(rnn.zoo.indrnn, 6, 7, seed=1)  # same IR: parameters are not part of it
+    b = rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7, seed=1)  # same IR: parameters are not part of it
     assert len(count_compiles) == 1, "the second build ran rnn-compile"
     assert b.from_cache and b.library == a.library
     assert os.stat(b.library).st_mtime_ns == mtime
     x = np.ones((3, 2, 6), np.float32)
     b(x)
 
-    rnn.RNN(rnn.zoo.indrnn, 6, 7, optimize=False)  # other options: another entry
-    rnn.RNN(rnn.zoo.indrnn, 6, 8)  # other IR
+    rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7, optimize=False)  # other options: another entry
+    rnn.NumpyRNN(rnn.zoo.indrnn, 6, 8)  # other IR
     assert len(count_compiles) == 3
     assert rnn.cache_dir() == tmp_path / "cache"
     assert rnn.clear_cache() == 6
-    rnn.RNN(rnn.zoo.indrnn, 6, 7)
+    rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7)
     assert len(count_compiles) == 4
 
 
 def test_save_and_load_without_compiler(tmp_path):
-    model = randomize(rnn.RNN(rnn.zoo.lstm, 5, 6, num_layers=2, bidirectional=True,
+    model = randomize(rnn.NumpyRNN(rnn.zoo.lstm, 5, 6, num_layers=2, bidirectional=True,
                               batch_first=True), seed=21)
     rng = np.random.default_rng(0)
     x = rand(rng, 3, 4, 5)
@@ -87,7 +87,7 @@ def test_save_and_load_without_compiler(tmp_path):
         "print('runtime', rnn.runtime.loaded_runtime_path())\n"
         "print('maps', sorted({l.split()[-1] for l in open('/proc/self/maps') if 'librnn_runtime' in l}))\n"
         "try:\n"
-        "    rnn.RNN(rnn.zoo.lstm, 5, 6)\n"
+        "    rnn.NumpyRNN(rnn.zoo.lstm, 5, 6)\n"
         "except rnn.CompileError as e:\n"
         "    print('no compiler:', e)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RNN_")}
@@ -106,7 +106,7 @@ def test_save_and_load_without_compiler(tmp_path):
 
 
 def test_load_in_process(tmp_path):
-    model = randomize(rnn.RNN(rnn.zoo.sru, 6, 6), seed=2)
+    model = randomize(rnn.NumpyRNN(rnn.zoo.sru, 6, 6), seed=2)
     model.save(tmp_path / "m")
     loaded = rnn.load(tmp_path / "m")
     assert loaded.state_names == ("c",) and loaded.input_size == 6
@@ -115,5 +115,5 @@ def test_load_in_process(tmp_path):
     assert list(loaded.state_dict()) == list(model.state_dict())
     with pytest.raises(rnn.ShapeError, match=r"input: expected \[T, B, 6\]"):
         loaded(np.ones((2, 3, 5), np.float32))
-    with pytest.raises(FileNotFoundError, match="not a directory written by RNN.save"):
+    with pytest.raises(FileNotFoundError, match="not a directory written by NumpyRNN.save"):
         rnn.load(tmp_path)

@@ -15,12 +15,12 @@ I_, H_ = 10, 20
 
 @pytest.fixture(scope="module")
 def gru():
-    return rnn.RNN(rnn.zoo.gru, I_, H_)
+    return rnn.NumpyRNN(rnn.zoo.gru, I_, H_)
 
 
 @pytest.fixture(scope="module")
 def lstm_bf():
-    return rnn.RNN(rnn.zoo.lstm, I_, H_, num_layers=2, batch_first=True)
+    return rnn.NumpyRNN(rnn.zoo.lstm, I_, H_, num_layers=2, batch_first=True)
 
 
 X = np.zeros((5, 3, I_), np.float32)
@@ -44,13 +44,13 @@ def test_input_dtype(gru):
 
 def test_model_dtype():
     with pytest.raises(TypeError, match="unsupported dtype 'int32'"):
-        rnn.RNN(rnn.zoo.gru, I_, H_, dtype="int32")
+        rnn.NumpyRNN(rnn.zoo.gru, I_, H_, dtype="int32")
     with pytest.raises(TypeError, match="bfloat16 is not supported by the CPU backend"):
-        rnn.RNN(rnn.zoo.gru, I_, H_, dtype="bfloat16")
+        rnn.NumpyRNN(rnn.zoo.gru, I_, H_, dtype="bfloat16")
     with pytest.raises(NotImplementedError, match="device .tpu."):
-        rnn.RNN(rnn.zoo.gru, I_, H_, device="tpu")
+        rnn.NumpyRNN(rnn.zoo.gru, I_, H_, device="tpu")
     with pytest.raises(ValueError, match="hidden_size must be a positive int"):
-        rnn.RNN(rnn.zoo.gru, I_, 0)
+        rnn.NumpyRNN(rnn.zoo.gru, I_, 0)
 
 
 def test_initial_states(gru, lstm_bf):
@@ -104,7 +104,7 @@ def widening(x, h):
 
 def test_state_changes_shape_is_a_compile_error_at_the_users_line():
     with pytest.raises(rnn.CompileError) as e:
-        rnn.RNN(widening, 4, 4)
+        rnn.NumpyRNN(widening, 4, 4)
     err = e.value
     assert isinstance(err, rnn.CellCompileError)
     line = line_of(HERE, "MARK-widening-return")
@@ -127,7 +127,7 @@ def bad_bias(x, h):
 
 def test_broadcast_error_points_at_the_line():
     with pytest.raises(rnn.ShapeError) as e:
-        rnn.RNN(bad_bias, 4, 4)
+        rnn.NumpyRNN(bad_bias, 4, 4)
     line = line_of(HERE, "MARK-bad-bias")
     assert e.value.location.line == line and e.value.location.file == HERE
     msg = str(e.value)
@@ -145,7 +145,7 @@ def test_matmul_layout_hint():
     with pytest.raises(rnn.ShapeError, match=r"x @ W: x is \[B, 4\] and W is \[8, 4\]; expected "
                                              r"W of shape \[4, N\] \(a PyTorch \[out, in\] "
                                              r"weight is used as x @ W.T\)") as e:
-        rnn.RNN(wrong_layout, 4, 8)
+        rnn.NumpyRNN(wrong_layout, 4, 8)
     assert e.value.location.line == line_of(HERE, "MARK-layout")
 
 
@@ -158,7 +158,7 @@ def uneven(x, h):
 def test_split_error():
     with pytest.raises(rnn.ShapeError, match=r"a size of 4 \(axis 1 of \[B, 4\]\) does not "
                                              "split into 3 equal pieces"):
-        rnn.RNN(uneven, 4, 4)
+        rnn.NumpyRNN(uneven, 4, 4)
 
 
 def test_dsl_misuse():
@@ -175,15 +175,15 @@ def test_dsl_misuse():
 
     with pytest.raises(rnn.CellError, match=r"returned 1 value\(s\); it must return the new "
                                             r"states \(h, c\)"):
-        rnn.RNN(one_return, 4, 4)
+        rnn.NumpyRNN(one_return, 4, 4)
 
     @rnn.cell(states={"h": rnn.Dim("Q")})
     def needs_q(x, h):
         return h
 
     with pytest.raises(rnn.CellError, match=r"size Q is not bound .*sizes=\{'Q': \.\.\.\}"):
-        rnn.RNN(needs_q, 4, 4)
-    assert rnn.RNN(needs_q, 4, 4, sizes={"Q": 3}).state_names == ("h",)
+        rnn.NumpyRNN(needs_q, 4, 4)
+    assert rnn.NumpyRNN(needs_q, 4, 4, sizes={"Q": 3}).state_names == ("h",)
 
     @rnn.cell(states=("h",))
     def branchy(x, h):
@@ -192,7 +192,7 @@ def test_dsl_misuse():
         return -h
 
     with pytest.raises(rnn.CellError, match="no truth value"):
-        rnn.RNN(branchy, 4, 4)
+        rnn.NumpyRNN(branchy, 4, 4)
 
     @rnn.cell(states=("h",))
     def transposed_alone(x, h):
@@ -200,7 +200,7 @@ def test_dsl_misuse():
         return h + W.T
 
     with pytest.raises(rnn.CellError, match="W.T can only be the right operand of @"):
-        rnn.RNN(transposed_alone, 4, 4)
+        rnn.NumpyRNN(transposed_alone, 4, 4)
 
     @rnn.cell(states=("h",))
     def two_outputs(x, h):
@@ -208,11 +208,11 @@ def test_dsl_misuse():
 
     two_outputs.output_names = ("a", "b")
     with pytest.raises(rnn.CellError, match="one step output"):
-        rnn.RNN(two_outputs, 4, 4)
+        rnn.NumpyRNN(two_outputs, 4, 4)
 
 
 def test_missing_compiler(monkeypatch, tmp_path):
     monkeypatch.setenv("RNN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("RNN_COMPILE", str(tmp_path / "no-such-rnn-compile"))
     with pytest.raises(rnn.CompileError, match="rnn-compile not found"):
-        rnn.RNN(rnn.zoo.gru, I_, H_)
+        rnn.NumpyRNN(rnn.zoo.gru, I_, H_)

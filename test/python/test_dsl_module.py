@@ -1,4 +1,4 @@
-"""rnn.RNN: layers, directions, lengths, batch_first, unbatched input, initial states,
+"""rnn.NumpyRNN: layers, directions, lengths, batch_first, unbatched input, initial states,
 parameters (PyTorch's init, names per layer and direction) and the state_dict name mapping
 (tested with plain numpy dicts that mimic torch's state_dict)."""
 
@@ -39,7 +39,7 @@ def ref_stack(cell_fn, names, model, xs, inits, lengths=None):
 
 @pytest.fixture(scope="module")
 def bilstm():
-    return randomize(rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True), seed=1)
+    return randomize(rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True), seed=1)
 
 
 @pytest.mark.parametrize("lengths", [None, [6, 2, 4, 1], [6, 6, 6, 6], [0, 3, 6, 5]],
@@ -70,7 +70,7 @@ def test_full_lengths_equal_no_lengths(bilstm):
 
 
 def test_gru_batch_first_and_default_states():
-    model = randomize(rnn.RNN(rnn.zoo.gru, I, H, num_layers=3, batch_first=True), seed=2)
+    model = randomize(rnn.NumpyRNN(rnn.zoo.gru, I, H, num_layers=3, batch_first=True), seed=2)
     rng = np.random.default_rng(8)
     B, T = 2, 5
     xs_bf = rand(rng, B, T, I)
@@ -87,7 +87,7 @@ def test_gru_batch_first_and_default_states():
 
 def test_lstmp_bidirectional_widths():
     """The second layer's input is 2 * P wide: a second cell."""
-    model = randomize(rnn.RNN(rnn.zoo.lstmp, I, H, proj_size=6, num_layers=2,
+    model = randomize(rnn.NumpyRNN(rnn.zoo.lstmp, I, H, proj_size=6, num_layers=2,
                               bidirectional=True), seed=4)
     assert "rnn.cell @lstmp_i10" in model.mlir and "rnn.cell @lstmp_i12" in model.mlir
     rng = np.random.default_rng(9)
@@ -114,7 +114,7 @@ def test_unbatched_and_dict_states(bilstm):
 
 
 def test_parameters_init_and_names():
-    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True, seed=0)
+    model = rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True, seed=0)
     keys = [k for k, _ in model.named_parameters()]
     assert keys == [f"{n}_l{l}{r}" for l in range(2) for r in ("", "_reverse") for n in LSTM_P]
     assert model.param("W", 0).shape == (4 * H, I)
@@ -122,11 +122,11 @@ def test_parameters_init_and_names():
     bound = 1 / np.sqrt(H)
     for _, a in model.named_parameters():
         assert a.dtype == np.float32 and np.all(np.abs(a) <= bound) and np.std(a) > bound / 4
-    again = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True, seed=0)
+    again = rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True, seed=0)
     assert all(np.array_equal(a, b) for (_, a), (_, b) in
                zip(model.named_parameters(), again.named_parameters()))
     assert again.from_cache, "the same model twice: the second comes from the cache"
-    ln = rnn.RNN(rnn.zoo.layernorm_lstm, I, H, seed=0)
+    ln = rnn.NumpyRNN(rnn.zoo.layernorm_lstm, I, H, seed=0)
     assert np.all(ln.param("gamma_x") == 1) and np.all(ln.param("beta_c") == 0)
     with pytest.raises(KeyError, match="no parameter 'V_l0'"):
         model.param("V")
@@ -149,7 +149,7 @@ def torch_like_state_dict(num_layers, bidirectional, I, H, gates, rng, proj=0):
 def test_state_dict_torch_names(bilstm):
     rng = np.random.default_rng(0)
     sd = torch_like_state_dict(2, True, I, H, 4, rng)
-    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True)
+    model = rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True)
     model.load_state_dict(sd)
     assert np.array_equal(model.param("U", 1, reverse=True),
                           sd["weight_hh_l1_reverse"].astype(np.float32))
@@ -162,20 +162,20 @@ def test_state_dict_torch_names(bilstm):
     assert np.any(model.param("W", 0) != 0)
     # lstmp: weight_hr, with U [4H, P]
     sdp = torch_like_state_dict(2, True, I, H, 4, rng, proj=6)
-    mp = rnn.RNN(rnn.zoo.lstmp, I, H, proj_size=6, num_layers=2, bidirectional=True)
+    mp = rnn.NumpyRNN(rnn.zoo.lstmp, I, H, proj_size=6, num_layers=2, bidirectional=True)
     mp.load_state_dict(sdp)
     assert np.array_equal(mp.param("W_hr", 1, True), sdp["weight_hr_l1_reverse"].astype(np.float32))
     assert list(mp.state_dict()) == list(sdp)
     # gru: 3 gates
     sdg = torch_like_state_dict(1, False, I, H, 3, rng)
-    mg = rnn.RNN(rnn.zoo.gru, I, H)
+    mg = rnn.NumpyRNN(rnn.zoo.gru, I, H)
     mg.load_state_dict(sdg)
     assert list(mg.state_dict()) == list(sdg)
 
 
 def test_state_dict_errors():
     rng = np.random.default_rng(1)
-    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2)
+    model = rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2)
     sd = torch_like_state_dict(2, False, I, H, 4, rng)
     bad = dict(sd, weight_ih_l1=np.zeros((80, 7)))
     with pytest.raises(rnn.ShapeError, match=r"weight_ih_l1: expected shape \[80, 20\], got "
@@ -193,10 +193,10 @@ def test_state_dict_errors():
 
 
 def test_state_dict_own_names_for_cells_without_torch():
-    model = rnn.RNN(rnn.zoo.mgu, I, H, bidirectional=True, seed=3)
+    model = rnn.NumpyRNN(rnn.zoo.mgu, I, H, bidirectional=True, seed=3)
     sd = model.state_dict()
     assert list(sd) == ["W_l0", "U_l0", "b_l0", "W_l0_reverse", "U_l0_reverse", "b_l0_reverse"]
-    other = rnn.RNN(rnn.zoo.mgu, I, H, bidirectional=True, seed=4)
+    other = rnn.NumpyRNN(rnn.zoo.mgu, I, H, bidirectional=True, seed=4)
     other.load_state_dict(sd)
     assert all(np.array_equal(a, b) for (_, a), (_, b) in
                zip(model.named_parameters(), other.named_parameters()))
@@ -208,7 +208,7 @@ def test_torch_is_imported_lazily():
         "import sys, numpy as np\n"
         f"sys.path.insert(0, {str(Path(rnn.__file__).parents[1])!r})\n"
         "import rnn\n"
-        "m = rnn.RNN(rnn.zoo.gru, 4, 5)\n"
+        "m = rnn.NumpyRNN(rnn.zoo.gru, 4, 5)\n"
         "m(np.zeros((2, 1, 4), np.float32))\n"
         "m.state_dict(); m.load_state_dict(m.state_dict())\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
@@ -219,6 +219,6 @@ def test_torch_is_imported_lazily():
 
 
 def test_repr_and_properties(bilstm):
-    assert repr(bilstm).startswith("rnn.RNN(lstm, input_size=10, hidden_size=20")
+    assert repr(bilstm).startswith("rnn.NumpyRNN(lstm, input_size=10, hidden_size=20")
     assert bilstm.state_names == ("h", "c") and bilstm.dtype == "float32"
     assert bilstm.num_layers == 2 and bilstm.bidirectional and not bilstm.batch_first

@@ -1,4 +1,4 @@
-"""PyTorch interop (runs only where torch is importable): rnn.RNN.from_torch on
+"""PyTorch interop (runs only where torch is importable): rnn.NumpyRNN.from_torch on
 torch.nn.LSTM (with and without proj_size), GRU and RNN (tanh, relu), every layer and
 direction, against the torch module's own forward (with packed sequences for lengths);
 state_dict() / to_torch() back into torch."""
@@ -56,7 +56,7 @@ def torch_run(module, x, hx, lengths):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_from_torch_matches_torch(case, lengths):
     module = make(case)
-    model = rnn.RNN.from_torch(module)
+    model = rnn.NumpyRNN.from_torch(module)
     D = 2 if module.bidirectional else 1
     L = module.num_layers
     rng = np.random.default_rng(1)
@@ -80,7 +80,7 @@ def test_from_torch_matches_torch(case, lengths):
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_state_dict_round_trip(case):
     module = make(case)
-    model = rnn.RNN.from_torch(module)
+    model = rnn.NumpyRNN.from_torch(module)
     sd = model.state_dict()
     assert list(sd) == list(module.state_dict())
     for k, v in module.state_dict().items():
@@ -95,7 +95,7 @@ def test_state_dict_round_trip(case):
 
 def test_float64_module():
     module = make("gru_3l").double()
-    model = rnn.RNN.from_torch(module)
+    model = rnn.NumpyRNN.from_torch(module)
     assert model.dtype == "float64"
     x = np.random.default_rng(2).standard_normal((T, B, I))
     ours, _ = model(x)
@@ -105,7 +105,7 @@ def test_float64_module():
 
 def test_load_state_dict_accepts_torch_tensors():
     module = make("lstm_2l_bi")
-    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True)
+    model = rnn.NumpyRNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True)
     model.load_state_dict(module.state_dict())
     np.testing.assert_array_equal(model.param("U", 1, reverse=True),
                                   module.weight_hh_l1_reverse.detach().numpy())

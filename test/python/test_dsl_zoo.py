@@ -1,4 +1,4 @@
-"""Every zoo cell (rnn.zoo, written in the DSL) through rnn.RNN against the float64 numpy
+"""Every zoo cell (rnn.zoo, written in the DSL) through rnn.NumpyRNN against the float64 numpy
 references of reference.py (the same equations and parameter layouts as examples/), and a
 custom cell that uses every primitive of the DSL against a numpy evaluation."""
 
@@ -49,7 +49,7 @@ def test_zoo_is_complete():
 def test_zoo_cell(name):
     ref_fn, names, kw, in_size = ZOO[name]
     cell = rnn.zoo.CELLS[name]
-    model = randomize(rnn.RNN(cell, in_size, H, **kw), seed=len(name))
+    model = randomize(rnn.NumpyRNN(cell, in_size, H, **kw), seed=len(name))
     assert [n for n in model._spec.param_names] == names, "parameter order as in examples/"
     rng = np.random.default_rng(7)
     xs = rand(rng, T, B, in_size)
@@ -65,7 +65,7 @@ def test_zoo_cell(name):
 
 
 def test_zoo_without_optimisation():
-    model = randomize(rnn.RNN(rnn.zoo.gru_reset_before, I, H, optimize=False), seed=3)
+    model = randomize(rnn.NumpyRNN(rnn.zoo.gru_reset_before, I, H, optimize=False), seed=3)
     rng = np.random.default_rng(1)
     xs, h0 = rand(rng, T, B, I), rand(rng, 1, B, H)
     ys, hT = model(xs, h0)
@@ -75,7 +75,7 @@ def test_zoo_without_optimisation():
 
 
 def test_zoo_float64():
-    model = randomize(rnn.RNN(rnn.zoo.lstm, I, H, dtype="float64"), seed=5)
+    model = randomize(rnn.NumpyRNN(rnn.zoo.lstm, I, H, dtype="float64"), seed=5)
     rng = np.random.default_rng(2)
     xs = rand(rng, T, B, I, dtype=np.float64)
     ys, (hT, cT) = model(xs)
@@ -88,7 +88,7 @@ def test_zoo_float64():
 
 def test_sru_needs_equal_sizes():
     with pytest.raises(rnn.CellError, match="input_size == hidden_size"):
-        rnn.RNN(rnn.zoo.sru, I, H)
+        rnn.NumpyRNN(rnn.zoo.sru, I, H)
 
 
 # A custom cell using every primitive the DSL has.
@@ -128,7 +128,7 @@ def everything_ref(x, h, s, W, V, g):
 
 
 def test_every_primitive():
-    model = randomize(rnn.RNN(everything, 6, 8), seed=11)
+    model = randomize(rnn.NumpyRNN(everything, 6, 8), seed=11)
     text = model.mlir
     for op in ("matmul", "weight_in_out", "split", "exp", "relu", "neg", "log", "sqrt",
                "rsqrt", "max", "min", "reduce_mean", "reduce_max", "reduce_sum", "layer_norm",

@@ -30,7 +30,7 @@ def rel_err(ours, ref):
 
 @pytest.mark.parametrize("cell", ["mgu", "gru_reset_before"])
 def test_k_partials_match_reference(cell, tmp_path):
-    text = rnn.RNN(rnn.zoo.CELLS[cell], I, H, seed=0).mlir
+    text = rnn.NumpyRNN(rnn.zoo.CELLS[cell], I, H, seed=0).mlir
     lowered = tmp_path / "split.mlir"
     rnn.compile_mlir(text, lowered, extra_args=["--k-partials=8", "--emit=mlir"])
     calls = lowered.read_text().count("@rnn_cpu_gemm_partials(")

@@ -2,7 +2,7 @@
 //
 //   rnn-compile [--target=cpu|cuda] [--gpu-chip=sm_90a]
 //               [--emit=mlir|llvm|obj|so] [--no-optimize] [-O0..3]
-//               [--matmul-type=f32|bf16|f16]
+//               [--matmul-type=f32|bf16|f16|tf32]
 //               model.mlir -o model.so
 //
 // Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect (for
@@ -60,7 +60,7 @@ static cl::opt<std::string> matmulType(
     "matmul-type",
     cl::desc("Operand type of every f32 matmul: f32 (default), or bf16 / "
              "f16 with f32 accumulation (states and pointwise math stay "
-             "f32)"),
+             "f32), or tf32 (f32 operands, TF32 products on CUDA)"),
     cl::init("f32"));
 static cl::opt<bool> noOptimize("no-optimize",
                                 cl::desc("Skip the rnn-optimize pipeline"),
@@ -186,9 +186,9 @@ int main(int argc, char **argv) {
   }
 
   if (matmulType != "f32") {
-    if (matmulType != "bf16" && matmulType != "f16")
-      return fail("--matmul-type must be f32, bf16 or f16, not '" + matmulType +
-                  "'");
+    if (matmulType != "bf16" && matmulType != "f16" && matmulType != "tf32")
+      return fail("--matmul-type must be f32, bf16, f16 or tf32, not '" +
+                  matmulType + "'");
     PassManager pm(&context);
     rnn::ReduceMatmulPrecisionOptions options;
     options.elementType = matmulType;

@@ -1,10 +1,12 @@
-//===- ReduceMatmulPrecision.cpp - bf16/f16 operands, f32 accumulation ----===//
+//===- ReduceMatmulPrecision.cpp - bf16/f16/tf32 products, f32 accumulation ===//
 //
 // bf16 storage halves the bytes every GEMM streams and runs on the tensor
 // cores at full rate, and is how models are trained and served; the state
 // and the gate math stay in f32, where the recurrence's error would
 // otherwise accumulate. This pass turns a model written in f32 into that
-// form: only the matmuls' operands change.
+// form: only the matmuls' operands change. `tf32` keeps f32 operands and
+// lets the products use TF32 tensor-core arithmetic (PyTorch's default for
+// cuDNN's recurrences in float32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,12 +24,32 @@ using namespace rnn;
 
 namespace {
 
+bool isF32Matmul(MatmulOp matmul) {
+  return cast<RankedTensorType>(matmul.getLhs().getType())
+             .getElementType()
+             .isF32() &&
+         cast<RankedTensorType>(matmul.getRhs().getType())
+             .getElementType()
+             .isF32();
+}
+
 struct ReduceMatmulPrecisionPass
     : public rnn::impl::ReduceMatmulPrecisionBase<ReduceMatmulPrecisionPass> {
   using Base::Base;
 
   void runOnOperation() override {
     Builder builder(&getContext());
+    if (elementType == "tf32") {
+      // TF32 keeps f32 operands and storage; only the products' arithmetic
+      // changes, which the matmul's own attribute says.
+      getOperation().walk([&](MatmulOp matmul) {
+        if (isF32Matmul(matmul) && !matmul.getAllowTf32()) {
+          matmul.setAllowTf32(true);
+          ++numReduced;
+        }
+      });
+      return;
+    }
     Type reduced;
     if (elementType == "bf16")
       reduced = builder.getBF16Type();
@@ -35,17 +57,16 @@ struct ReduceMatmulPrecisionPass
       reduced = builder.getF16Type();
     if (!reduced) {
       getOperation().emitError()
-          << "rnn-reduce-matmul-precision: element-type must be bf16 or f16, "
-             "not '"
+          << "rnn-reduce-matmul-precision: element-type must be bf16, f16 or "
+             "tf32, not '"
           << elementType << "'";
       return signalPassFailure();
     }
     getOperation().walk([&](MatmulOp matmul) {
+      if (!isF32Matmul(matmul))
+        return;
       auto lhsType = cast<RankedTensorType>(matmul.getLhs().getType());
       auto rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
-      if (!lhsType.getElementType().isF32() ||
-          !rhsType.getElementType().isF32())
-        return;
       OpBuilder b(matmul);
       Value lhs = CastOp::create(b, matmul.getLoc(), lhsType.clone(reduced),
                                  matmul.getLhs());

@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s -split-input-file --rnn-reduce-matmul-precision | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-reduce-matmul-precision=element-type=f16 | FileCheck %s --check-prefix=F16
+// RUN: rnn-opt %s -split-input-file --rnn-reduce-matmul-precision=element-type=tf32 | FileCheck %s --check-prefix=TF32
 // RUN: not rnn-opt %s --rnn-reduce-matmul-precision=element-type=f8 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Every f32 matmul reads its operands cast to bf16 and still produces f32;
@@ -18,10 +19,30 @@
 // CHECK: rnn.matmul %[[T16]], %arg4 : tensor<?x4xbf16>, tensor<4x4xbf16>
 // F16-LABEL: rnn.cell @elman
 // F16: rnn.matmul %{{.*}}, %{{.*}} : tensor<?x3xf16>, tensor<4x3xf16> -> tensor<?x4xf32>
-// BAD: element-type must be bf16 or f16, not 'f8'
+// BAD: element-type must be bf16, f16 or tf32, not 'f8'
 rnn.cell @elman inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
     params(%W: tensor<4x3xf32>, %U: tensor<4x4xf32>, %V: tensor<4x4xbf16>) -> (tensor<?x4xf32>) {
   %wx = rnn.matmul %x, %W allow_tf32 : tensor<?x3xf32>, tensor<4x3xf32> -> tensor<?x4xf32>
+  %uh = rnn.matmul %h, %U allow_tf32 : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %s = rnn.add %wx, %uh : tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %s : tensor<?x4xf32>
+  %t16 = rnn.cast %t : tensor<?x4xf32> to tensor<?x4xbf16>
+  %v = rnn.matmul %t16, %V : tensor<?x4xbf16>, tensor<4x4xbf16> -> tensor<?x4xf32>
+  rnn.yield outputs(%v : tensor<?x4xf32>) states(%t : tensor<?x4xf32>)
+}
+
+// -----
+
+// tf32: no casts; every f32 matmul gets allow_tf32 (one that has it keeps
+// it), a bf16 one stays as it is.
+// TF32-LABEL: rnn.cell @plain
+// TF32-NOT: rnn.cast %arg
+// TF32: rnn.matmul %arg0, %arg2 allow_tf32 : tensor<?x3xf32>, tensor<4x3xf32>
+// TF32: rnn.matmul %arg1, %arg3 allow_tf32 : tensor<?x4xf32>, tensor<4x4xf32>
+// TF32: rnn.matmul %{{.*}}, %arg4 : tensor<?x4xbf16>, tensor<4x4xbf16>
+rnn.cell @plain inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
+    params(%W: tensor<4x3xf32>, %U: tensor<4x4xf32>, %V: tensor<4x4xbf16>) -> (tensor<?x4xf32>) {
+  %wx = rnn.matmul %x, %W : tensor<?x3xf32>, tensor<4x3xf32> -> tensor<?x4xf32>
   %uh = rnn.matmul %h, %U allow_tf32 : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
   %s = rnn.add %wx, %uh : tensor<?x4xf32>, tensor<?x4xf32>
   %t = rnn.tanh %s : tensor<?x4xf32>

@@ -150,15 +150,19 @@ def ReduceMatmulPrecision
     per call outside the loop (parameter-only), the input sequence with the
     hoisted projection, and a state where it is computed
     (`rnn-carry-cast-states`). `rnn-compile --matmul-type=bf16` runs it.
+    `element-type=tf32` instead keeps the f32 operands and sets `allow_tf32`
+    on every f32 matmul (TF32 tensor-core products on CUDA, as PyTorch lets
+    cuDNN's recurrences do by default; the CPU backend computes in f32).
   }];
   let options = [
     Option<"elementType", "element-type", "std::string", "\"bf16\"",
-           "Operand type of the matmuls: bf16 or f16">
+           "Operand type of the matmuls: bf16 or f16 (or tf32: f32 operands, "
+           "TF32 products)">
   ];
   let dependentDialects = ["::rnn::RNNDialect"];
   let statistics = [
     Statistic<"numReduced", "matmuls-reduced",
-              "Matmuls now reading reduced-precision operands">
+              "Matmuls now reading reduced-precision operands (or TF32)">
   ];
 }
 

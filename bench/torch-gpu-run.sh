@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# On the GPU machine (after bench/torch-gpu-build.sh here, carrying
+# build/gpu-torch): every zoo cell's rnn.RNN trained through the CUDA backward
+# in fp32, fp16 and bf16 against float64 references, then a first timing of the
+# training step against torch.nn.LSTM / GRU (bench/torch_gpu_check.py).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+GPU="$ROOT/build/gpu-torch"
+source "$ROOT/bench/gpu-env.sh"
+export RNN_CACHE_DIR="${RNN_CACHE_DIR:-/tmp/rnn-cache}"
+PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 "$ROOT/bench/torch_gpu_check.py" check "$GPU/models" "${OUT:-/tmp}/torch-gpu-check.json"

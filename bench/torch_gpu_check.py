@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""rnn.RNN (the torch.nn.Module) training on the GPU through the compiled CUDA backward.
+
+    python3 bench/torch_gpu_check.py build DIR        # here: modules with their CUDA libraries
+    python3 bench/torch_gpu_check.py check DIR JSON   # on the GPU machine
+
+`build` makes, for every zoo cell, a 2-layer bidirectional rnn.RNN (I = 32, H = 64; the SRU
+I = H), compiles its CUDA libraries (float32 exact, and the float16 and bfloat16 matmul
+variants that torch.autocast and .half() / .bfloat16() use), computes a float64 reference on
+the CPU (outputs and the gradients of a random weighted sum of them with respect to the
+input, the initial states and every parameter, with per-sequence lengths including 0 and
+1), and saves module and reference with torch.save (the module carries its libraries). It
+also builds the LSTM and GRU at `medium` (T = 100, B = 64, I = H = 1024) for a first timing
+of the training step.
+
+`check` runs each module on CUDA in float32 (TF32 off), under autocast float16 and bfloat16,
+and with .half() parameters; the gradients come from the compiled CUDA backward (the
+library in use is the CUDA one: checked). Errors are max |ours - ref| / max |ref| per
+tensor. Then the training step (forward + backward of a weighted sum) of ours and
+torch.nn.LSTM / GRU in the same precision, same inputs, alternating rounds, CUDA events,
+median and spread, and the peak memory of a step (torch.cuda.max_memory_allocated).
+"""
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+LENGTHS = [9, 0, 1, 6, 9]
+T, I, H = 9, 32, 64
+LIMITS = {"fp32": 1e-4, "bf16": 6e-2, "fp16": 1e-2, "half-params": 1e-2}
+MEDIUM = {"T": 100, "B": 64, "I": 1024, "H": 1024}
+
+
+def _flat(out):
+    y, h = out
+    return [y] + (list(h) if isinstance(h, tuple) else [h])
+
+
+def _inputs(model, gen, dtype=torch.float64):
+    D = 2 if model.bidirectional else 1
+    B = len(LENGTHS)
+    x = torch.randn(T, B, model.input_size, generator=gen, dtype=dtype)
+    hx = [torch.randn(D * model.num_layers, B, n, generator=gen, dtype=dtype)
+          for n in model._spec.state_sizes]
+    return x, hx
+
+
+def _grads(model, x, hx, lengths, weights):
+    x = x.detach().requires_grad_()
+    hx = [h.detach().requires_grad_() for h in hx]
+    out = _flat(model(x, hx[0] if len(hx) == 1 else tuple(hx), lengths=lengths))
+    loss = sum((w.to(o.dtype) * o).float().sum() for w, o in zip(weights, out))
+    params = list(model.parameters())
+    grads = torch.autograd.grad(loss, [x, *hx, *params])
+    return [o.detach() for o in out], list(grads)
+
+
+def build(directory):
+    import rnn
+    os.makedirs(directory, exist_ok=True)
+    for name in sorted(rnn.zoo.CELLS):
+        cell = rnn.zoo.CELLS[name]
+        torch.manual_seed(0)
+        extra = {"proj_size": H // 2} if name == "lstmp" else {}
+        i = H if name == "sru" else I
+        model = rnn.RNN(cell, i, H, num_layers=2, bidirectional=True, dtype=torch.float64,
+                        **extra)
+        gen = torch.Generator().manual_seed(1)
+        x, hx = _inputs(model, gen)
+        lengths = torch.tensor(LENGTHS)
+        out = _flat(model(x, hx[0] if len(hx) == 1 else tuple(hx), lengths=lengths))
+        weights = [torch.randn(o.shape, generator=gen, dtype=torch.float64) for o in out]
+        ref_out, ref_grads = _grads(model, x, hx, lengths, weights)
+        f32 = copy.deepcopy(model).float()
+        f32.build("cuda", torch.float32)
+        for half in (torch.float16, torch.bfloat16):
+            f32.build("cuda", torch.float32, matmul_dtype=half)
+        torch.save({"model": f32, "x": x, "hx": hx, "lengths": lengths, "weights": weights,
+                    "ref_out": ref_out, "ref_grads": ref_grads},
+                   os.path.join(directory, f"zoo_{name}.pt"))
+        print(f"torch-gpu-build: zoo_{name}")
+    for kind in ("lstm", "gru"):
+        torch.manual_seed(0)
+        model = rnn.RNN(getattr(rnn.zoo, kind), MEDIUM["I"], MEDIUM["H"])
+        for mm in ("tf32", torch.float16, torch.bfloat16):
+            model.build("cuda", torch.float32, matmul_dtype=mm)
+        torch.save(model, os.path.join(directory, f"medium_{kind}.pt"))
+        print(f"torch-gpu-build: medium_{kind}")
+
+
+def _relative_errors(got, ref):
+    return [((g.double().cpu() - r).abs().max() / r.abs().max().clamp_min(1e-30)).item()
+            if r.numel() else 0.0 for g, r in zip(got, ref)]
+
+
+def check_zoo(directory, results):
+    ok = True
+    for f in sorted(os.listdir(directory)):
+        if not f.startswith("zoo_"):
+            continue
+        d = torch.load(os.path.join(directory, f), weights_only=False)
+        model = d["model"].cuda()
+        x, hx = d["x"].cuda(), [h.cuda() for h in d["hx"]]
+        lengths = d["lengths"].cuda()
+        weights = [w.cuda() for w in d["weights"]]
+        row = {"model": f[:-3]}
+        for precision in ("fp32", "fp16", "bf16", "half-params"):
+            torch.backends.cudnn.allow_tf32 = False
+            m = model
+            if precision == "half-params":
+                m = copy.deepcopy(model).half()
+            ctx = torch.autocast("cuda", dtype=torch.float16 if precision == "fp16"
+                                 else torch.bfloat16) if precision in ("fp16", "bf16") \
+                else torch.autocast("cuda", enabled=False)
+            with ctx:
+                xin = x.half() if precision == "half-params" else x.float()
+                hin = [h.half() if precision == "half-params" else h.float() for h in hx]
+                out, grads = _grads(m, xin, hin, lengths, weights)
+            assert all(k[0] == "cuda" for k in m._libraries), m._libraries
+            err = max(_relative_errors(out, d["ref_out"]) + _relative_errors(grads,
+                                                                            d["ref_grads"]))
+            good = err <= LIMITS[precision]
+            ok &= good
+            row[precision] = {"max_rel_err": err, "limit": LIMITS[precision], "ok": good}
+        torch.backends.cudnn.allow_tf32 = True
+        results["zoo"].append(row)
+        print(f"{row['model']:28s} " + "  ".join(
+            f"{p} {row[p]['max_rel_err']:.2e}{'' if row[p]['ok'] else ' FAIL'}"
+            for p in ("fp32", "fp16", "bf16", "half-params")), flush=True)
+    return ok
+
+
+def _time(fn, repeats=15):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times
+
+
+def _peak(fn):
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - base) / 2**20
+
+
+def bench(directory, results, rounds=3):
+    for kind in ("lstm", "gru"):
+        ours = torch.load(os.path.join(directory, f"medium_{kind}.pt"), weights_only=False)
+        ours = ours.cuda()
+        ref = getattr(torch.nn, kind.upper())(MEDIUM["I"], MEDIUM["H"]).cuda()
+        ref.load_state_dict(ours.state_dict())
+        gen = torch.Generator(device="cuda").manual_seed(2)
+        x = torch.randn(MEDIUM["T"], MEDIUM["B"], MEDIUM["I"], device="cuda", generator=gen,
+                        requires_grad=True)
+        w = torch.randn(MEDIUM["T"], MEDIUM["B"], MEDIUM["H"], device="cuda", generator=gen)
+        for precision in ("fp32-tf32", "bf16", "fp16"):
+            dt = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision)
+
+            def step(module):
+                def run():
+                    with torch.autocast("cuda", dtype=dt, enabled=dt is not None):
+                        y = module(x)[0]
+                    (y.float() * w).sum().backward()
+                return run
+
+            fns = {"ours": step(ours), "torch": step(ref)}
+            # Correctness first: gradients of the input within the precision's tolerance.
+            grads = {}
+            for k, fn in fns.items():
+                x.grad = None
+                fn()
+                grads[k] = x.grad.clone()
+            err = ((grads["ours"] - grads["torch"]).abs().max() /
+                   grads["torch"].abs().max()).item()
+            samples = {k: [] for k in fns}
+            for _ in range(rounds):
+                for k, fn in fns.items():
+                    samples[k] += _time(fn)
+            peaks = {k: _peak(fn) for k, fn in fns.items()}
+            row = {"cell": kind, "shape": MEDIUM, "precision": precision,
+                   "dx_rel_err_vs_torch": err,
+                   **{f"{k}_ms": statistics.median(v) for k, v in samples.items()},
+                   **{f"{k}_ms_min": min(v) for k, v in samples.items()},
+                   **{f"{k}_ms_max": max(v) for k, v in samples.items()},
+                   **{f"{k}_peak_mib": v for k, v in peaks.items()}}
+            row["speedup"] = row["torch_ms"] / row["ours_ms"]
+            results["bench"].append(row)
+            print(f"{kind} medium {precision:9s} ours {row['ours_ms']:.3f} ms "
+                  f"[{row['ours_ms_min']:.3f}-{row['ours_ms_max']:.3f}]  torch.nn "
+                  f"{row['torch_ms']:.3f} [{row['torch_ms_min']:.3f}-{row['torch_ms_max']:.3f}]"
+                  f"  x{row['speedup']:.2f}  peak MiB ours {row['ours_peak_mib']:.0f} torch "
+                  f"{row['torch_peak_mib']:.0f}  dx err {err:.1e}", flush=True)
+            ours.zero_grad()
+            ref.zero_grad()
+
+
+def check(directory, out_json):
+    results = {"date": time.strftime("%Y-%m-%d"), "device": torch.cuda.get_device_name(),
+               "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+               "command": "bench/torch-gpu-run.sh", "zoo": [], "bench": []}
+    ok = check_zoo(directory, results)
+    bench(directory, results)
+    results["ok"] = ok
+    with open(out_json, "w") as f:
+        json.dump(results, f, indent=1)
+    print("torch-gpu-check:", "all ok" if ok else "FAILURES")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "build":
+        build(sys.argv[2])
+    else:
+        sys.exit(check(sys.argv[2], sys.argv[3]))
