@@ -4,14 +4,15 @@
     python3 bench/torch_gpu_check.py build DIR        # here: modules with their CUDA libraries
     python3 bench/torch_gpu_check.py check DIR JSON   # on the GPU machine
 
-`build` makes, for every zoo cell, a 2-layer bidirectional rnn.RNN (I = 32, H = 64; the SRU
-I = H), compiles its CUDA libraries (float32 exact, and the float16 and bfloat16 matmul
+`build` makes, for every zoo cell, a 2-layer bidirectional rnn.RNN (I = 32, H = 64; the SRU,
+whose highway needs I = H, one direction), compiles its CUDA libraries (float32 exact, and the float16 and bfloat16 matmul
 variants that torch.autocast and .half() / .bfloat16() use), computes a float64 reference on
 the CPU (outputs and the gradients of a random weighted sum of them with respect to the
 input, the initial states and every parameter, with per-sequence lengths including 0 and
 1), and saves module and reference with torch.save (the module carries its libraries). It
 also builds the LSTM and GRU at `medium` (T = 100, B = 64, I = H = 1024) for a first timing
-of the training step.
+of the training step, and the network of examples/train_ddp.py (ddp_lstm.pt, for its
+--module).
 
 `check` runs each module on CUDA in float32 (TF32 off), under autocast float16 and bfloat16,
 and with .half() parameters; the gradients come from the compiled CUDA backward (the
@@ -22,6 +23,7 @@ median and spread, and the peak memory of a step (torch.cuda.max_memory_allocate
 """
 import copy
 import json
+import lzma
 import os
 import statistics
 import sys
@@ -66,9 +68,10 @@ def build(directory):
         cell = rnn.zoo.CELLS[name]
         torch.manual_seed(0)
         extra = {"proj_size": H // 2} if name == "lstmp" else {}
+        # The SRU's highway adds x to h (I = H): its second layer reads H, one direction.
         i = H if name == "sru" else I
-        model = rnn.RNN(cell, i, H, num_layers=2, bidirectional=True, dtype=torch.float64,
-                        **extra)
+        model = rnn.RNN(cell, i, H, num_layers=2, bidirectional=name != "sru",
+                        dtype=torch.float64, **extra)
         gen = torch.Generator().manual_seed(1)
         x, hx = _inputs(model, gen)
         lengths = torch.tensor(LENGTHS)
@@ -79,17 +82,33 @@ def build(directory):
         f32.build("cuda", torch.float32)
         for half in (torch.float16, torch.bfloat16):
             f32.build("cuda", torch.float32, matmul_dtype=half)
-        torch.save({"model": f32, "x": x, "hx": hx, "lengths": lengths, "weights": weights,
-                    "ref_out": ref_out, "ref_grads": ref_grads},
-                   os.path.join(directory, f"zoo_{name}.pt"))
+        _save({"model": f32, "x": x, "hx": hx, "lengths": lengths, "weights": weights,
+               "ref_out": ref_out, "ref_grads": ref_grads}, directory, f"zoo_{name}")
         print(f"torch-gpu-build: zoo_{name}")
     for kind in ("lstm", "gru"):
         torch.manual_seed(0)
         model = rnn.RNN(getattr(rnn.zoo, kind), MEDIUM["I"], MEDIUM["H"])
         for mm in ("tf32", torch.float16, torch.bfloat16):
             model.build("cuda", torch.float32, matmul_dtype=mm)
-        torch.save(model, os.path.join(directory, f"medium_{kind}.pt"))
+        _save(model, directory, f"medium_{kind}")
         print(f"torch-gpu-build: medium_{kind}")
+    # examples/train_ddp.py --module: its default network, for CUDA in float32 (TF32).
+    torch.manual_seed(0)
+    model = rnn.RNN(rnn.zoo.lstm, 256, 512, num_layers=2)
+    model.build("cuda", torch.float32, matmul_dtype="tf32")
+    torch.save(model, os.path.join(directory, "ddp_lstm.pt"))
+    print("torch-gpu-build: ddp_lstm")
+
+
+def _save(obj, directory, name):
+    # xz: the CUDA libraries the modules carry shrink ~15x, under what travels to the GPU.
+    with lzma.open(os.path.join(directory, f"{name}.pt.xz"), "wb") as f:
+        torch.save(obj, f)
+
+
+def _load(directory, name):
+    with lzma.open(os.path.join(directory, f"{name}.pt.xz"), "rb") as f:
+        return torch.load(f, weights_only=False)
 
 
 def _relative_errors(got, ref):
@@ -100,14 +119,14 @@ def _relative_errors(got, ref):
 def check_zoo(directory, results):
     ok = True
     for f in sorted(os.listdir(directory)):
-        if not f.startswith("zoo_"):
+        if not (f.startswith("zoo_") and f.endswith(".pt.xz")):
             continue
-        d = torch.load(os.path.join(directory, f), weights_only=False)
+        d = _load(directory, f[:-len(".pt.xz")])
         model = d["model"].cuda()
         x, hx = d["x"].cuda(), [h.cuda() for h in d["hx"]]
         lengths = d["lengths"].cuda()
         weights = [w.cuda() for w in d["weights"]]
-        row = {"model": f[:-3]}
+        row = {"model": f[:-len(".pt.xz")]}
         for precision in ("fp32", "fp16", "bf16", "half-params"):
             torch.backends.cudnn.allow_tf32 = False
             m = model
@@ -161,7 +180,7 @@ def _peak(fn):
 
 def bench(directory, results, rounds=3):
     for kind in ("lstm", "gru"):
-        ours = torch.load(os.path.join(directory, f"medium_{kind}.pt"), weights_only=False)
+        ours = _load(directory, f"medium_{kind}")
         ours = ours.cuda()
         ref = getattr(torch.nn, kind.upper())(MEDIUM["I"], MEDIUM["H"]).cuda()
         ref.load_state_dict(ours.state_dict())

@@ -1,5 +1,5 @@
-"""Every ```python block of docs/compiling.md and docs/training.md runs, so that the
-documentation cannot rot.
+"""Every ```python block of docs/compiling.md, docs/training.md and docs/torch.md runs, so
+that the documentation cannot rot.
 
 A line `print(...)  # text` promises that the print writes `text`: the output must
 contain each such text, in order, as a whole line (`...` in the text stands for anything).
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = [REPO / "docs" / "compiling.md", REPO / "docs" / "training.md"]
+DOCS = [REPO / "docs" / "compiling.md", REPO / "docs" / "training.md",
+        REPO / "docs" / "torch.md"]
 
 # A fence of three or more backticks, "python" as the info string, up to the matching fence.
 BLOCK = re.compile(r"^(?P<fence>`{3,})python[ \t]*\n(?P<code>.*?)^(?P=fence)[ \t]*$",

@@ -466,3 +466,18 @@ def test_errors():
         rnn.RNN(rnn.zoo.lstm, I, H, dropout=1.5)
     with pytest.raises(TypeError, match="must be an rnn.Cell"):
         rnn.RNN(torch.nn.LSTM, I, H)
+
+
+def test_batch_first_and_unbatched():
+    torch.manual_seed(16)
+    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2)
+    first = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, batch_first=True)
+    first.load_state_dict(model.state_dict())
+    x = torch.randn(T, B, I)
+    y, (h, c) = model(x)
+    yb, (hb, cb) = first(x.transpose(0, 1))
+    torch.testing.assert_close(yb, y.transpose(0, 1))
+    torch.testing.assert_close(hb, h)
+    y1, (h1, c1) = model(x[:, 0])                      # unbatched: [T, I]
+    torch.testing.assert_close(y1, y[:, 0])
+    torch.testing.assert_close(c1, c[:, 0])
