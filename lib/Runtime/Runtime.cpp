@@ -20,6 +20,7 @@
 
 #include "CpuGemm.h"
 #include "Dtypes.h"
+#include "LibraryFileCheck.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -81,7 +82,9 @@ template <typename Enum> static int valueOf(const Enum &value) {
   return bits;
 }
 
+using rnn::runtime::checkLibraryFile;
 using rnn::runtime::dtypeName;
+using rnn::runtime::LibraryFileProblem;
 
 namespace {
 
@@ -895,6 +898,10 @@ rnn_status rnn_model_load(const char *path, rnn_model **model) {
     std::string file = path;
     if (file.find('/') == std::string::npos)
       file = "./" + file;
+    std::string damage;
+    if (checkLibraryFile(file, damage) == LibraryFileProblem::Damaged)
+      return fail(RNN_ERROR_BAD_MODEL,
+                  std::string("cannot load model ") + path + ": " + damage);
     dlerror();
     loaded->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!loaded->handle) {

@@ -264,6 +264,51 @@ def _emit_func(fname, spec, cells_by_layer, with_lengths, layers=None):
 # The module
 # ------------------------------------------------------------------------------------------
 
+def _lengths_array(lengths, T, B, unbatched):
+    """lengths as a contiguous int64 [B] array, each in [0, T], or a TypeError / ShapeError
+    that says what is wrong with it (the values are compared before any conversion, so
+    huge or unsigned values are reported as they are)."""
+    if isinstance(lengths, (str, bytes)):
+        raise TypeError(f"lengths: expected integers, got {type(lengths).__name__} "
+                        f"{lengths!r}")
+    lens = _to_numpy(lengths) if hasattr(lengths, "detach") else np.asarray(lengths)
+    if unbatched:
+        lens = lens.reshape(-1)
+    if lens.ndim != 1 or lens.shape[0] != B:
+        raise ShapeError(f"lengths: expected [{B}] (one length per batch row), got "
+                         f"{list(lens.shape)}")
+    kind = lens.dtype.kind
+    if kind == "f" and lens.size and np.all(np.mod(lens, 1) == 0):
+        kind = "i"
+    elif kind == "O" and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                             for v in lens.tolist()):
+        kind = "i"  # Python ints beyond int64
+    if kind not in "iu":
+        raise TypeError(f"lengths: expected integers, got dtype {lens.dtype}")
+    for b0, v in enumerate(lens.tolist()):
+        if not 0 <= int(v) <= T:
+            raise ShapeError(f"lengths: every length must be in [0, T={T}], got {int(v)} at "
+                             f"row {b0}")
+    return np.ascontiguousarray(lens.astype(np.int64))
+
+
+def _check_parameter_memory(spec):
+    """A ValueError, before anything is compiled or allocated, when the parameters alone
+    would not fit in this machine's memory."""
+    count = sum(int(np.prod(shape, dtype=object)) for l in range(spec.num_layers)
+                for shape in spec.param_shapes[l]) * spec.num_directions
+    need = count * _NP_DTYPES[spec.dtype].itemsize
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if need > have:
+        raise ValueError(f"the parameters would take {need / 2**30:.1f} GiB ({count} values: "
+                         f"input_size={spec.input_size}, hidden_size={spec.hidden_size}, "
+                         f"num_layers={spec.num_layers}), more than this machine's "
+                         f"{have / 2**30:.1f} GiB of memory")
+
+
 def _check_sizes(input_size, hidden_size, num_layers):
     for nm, v in (("input_size", input_size), ("hidden_size", hidden_size),
                   ("num_layers", num_layers)):
@@ -362,6 +407,7 @@ class NumpyRNN:
                           for l, tc in enumerate(cells_by_layer)},
             param_inits={l: [p.init for p in tc.params] for l, tc in enumerate(cells_by_layer)},
             torch=cell.torch)
+        _check_parameter_memory(self._spec)
         self.cell = cell
         self._traced = list(traced_by_width.values())
 
@@ -435,7 +481,7 @@ class NumpyRNN:
                                      f"{list(a.shape)}, expected {list(shape)}")
             else:
                 a = np.full(shape, float(init))
-            self.params[key] = np.ascontiguousarray(a, dtype=npdt)
+            self.params[key] = np.array(a, dtype=npdt, order="C")  # keeps rank 0
         self._place_params()
 
     # -- CUDA ------------------------------------------------------------------------------
@@ -533,7 +579,7 @@ class NumpyRNN:
                 problems.append(f"{k}: parameter {ours} given twice")
                 continue
             seen.add(ours)
-            staged[ours] = np.ascontiguousarray(a, dtype=npdt)
+            staged[ours] = np.array(a, dtype=npdt, order="C")
         missing = []
         for key, name, l, d, _ in self._keys():
             if key not in seen:
@@ -643,11 +689,17 @@ class NumpyRNN:
         s = self._spec
         D, L = s.num_directions, s.num_layers
         npdt = _NP_DTYPES[s.dtype]
+        if isinstance(input, (str, bytes)):
+            raise TypeError(f"input: expected a numpy array of {self.dtype}, got "
+                            f"{type(input).__name__}")
         if isinstance(input, (list, tuple)):
             input = np.asarray(input)
         if not isinstance(input, np.ndarray):
             input = _to_numpy(input) if hasattr(input, "detach") else np.asarray(input)
         x = input
+        if x.dtype.kind not in "fiu":
+            raise TypeError(f"input: expected a numpy array of {self.dtype}, got dtype "
+                            f"{x.dtype}")
         layout = "[B, T, {}]" if s.batch_first else "[T, B, {}]"
         expect = layout.format(s.input_size) + f" (input_size={s.input_size})"
         if x.ndim == 2:
@@ -718,21 +770,7 @@ class NumpyRNN:
         args = [x]
         fname = FUNC
         if lengths is not None:
-            lens = _to_numpy(lengths) if hasattr(lengths, "detach") else np.asarray(lengths)
-            if unbatched:
-                lens = lens.reshape(-1)
-            if lens.ndim != 1 or lens.shape[0] != B:
-                raise ShapeError(f"lengths: expected [{B}] (one length per batch row), got "
-                                 f"{list(lens.shape)}")
-            if lens.size and not np.issubdtype(lens.dtype, np.integer):
-                if not np.all(np.equal(np.mod(lens, 1), 0)):
-                    raise TypeError(f"lengths: expected integers, got dtype {lens.dtype}")
-            lens = lens.astype(np.int64)
-            bad = np.nonzero((lens < 0) | (lens > T))[0]
-            if bad.size:
-                b0 = int(bad[0])
-                raise ShapeError(f"lengths: every length must be in [0, T={T}], got "
-                                 f"{int(lens[b0])} at row {b0}")
+            lens = _lengths_array(lengths, T, B, unbatched)
             args.append(np.ascontiguousarray(lens))
             fname = FUNC_LENGTHS
         args += state_args
@@ -778,7 +816,7 @@ class NumpyRNN:
             if a is None:
                 raise KeyError(f"parameter {key!r} is missing from model.params")
             if isinstance(a, np.ndarray):
-                a = torch.from_numpy(np.ascontiguousarray(a)).to(self._device)
+                a = torch.from_numpy(np.array(a, order="C")).to(self._device)
                 self.params[key] = a
             elif not _is_torch_tensor(a):
                 raise TypeError(f"parameter {key!r}: expected a torch CUDA tensor (or a numpy "
@@ -862,20 +900,7 @@ class NumpyRNN:
         fname = FUNC
         if lengths is not None:
             # Validated on the host (a small copy; a CUDA tensor synchronises here).
-            lens = _to_numpy(lengths) if _is_torch_tensor(lengths) else np.asarray(lengths)
-            lens = lens.reshape(-1) if unbatched else lens
-            if lens.ndim != 1 or lens.shape[0] != B:
-                raise ShapeError(f"lengths: expected [{B}] (one length per batch row), got "
-                                 f"{list(lens.shape)}")
-            if lens.size and not np.issubdtype(lens.dtype, np.integer):
-                if not np.all(np.equal(np.mod(lens, 1), 0)):
-                    raise TypeError(f"lengths: expected integers, got dtype {lens.dtype}")
-            lens = lens.astype(np.int64)
-            bad = np.nonzero((lens < 0) | (lens > T))[0]
-            if bad.size:
-                b0 = int(bad[0])
-                raise ShapeError(f"lengths: every length must be in [0, T={T}], got "
-                                 f"{int(lens[b0])} at row {b0}")
+            lens = _lengths_array(lengths, T, B, unbatched)
             args.append(torch.from_numpy(lens).to(dev))
             fname = FUNC_LENGTHS
         for l in range(L):
@@ -986,7 +1011,7 @@ def load(directory):
     m._model = None
     npdt = _NP_DTYPES[m._spec.dtype]
     with np.load(d / manifest["params"]) as z:
-        m.params = {k: np.ascontiguousarray(z[k], dtype=npdt) for k in manifest["param_keys"]}
+        m.params = {k: np.array(z[k], dtype=npdt, order="C") for k in manifest["param_keys"]}
     if m.is_cuda:
         m._place_params()
         if _torch_cuda() is not None:

@@ -26,7 +26,8 @@ from . import _torch_ops as _ops
 from . import cache as _cache
 from . import runtime as _runtime
 from .dsl import DTYPE_LONG, Cell, CellError, Dim, ShapeError
-from .module import _Spec, _check_sizes, _emit_func, _map_compile_error, _param_key
+from .module import (_Spec, _check_sizes, _emit_func, _lengths_array, _map_compile_error,
+                     _param_key)
 
 __all__ = ["RNN"]
 
@@ -413,8 +414,8 @@ class RNN(nn.Module):
         return inits
 
     def _check_lengths(self, lengths, T, B, unbatched, device):
-        if not torch.is_tensor(lengths):
-            lengths = torch.as_tensor(lengths)
+        if not torch.is_tensor(lengths):  # checked as given: huge, unsigned, strings
+            return torch.from_numpy(_lengths_array(lengths, T, B, unbatched)).to(device)
         if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
             raise TypeError(f"lengths: expected integers, got {lengths.dtype}")
         lengths = lengths.reshape(-1) if unbatched else lengths

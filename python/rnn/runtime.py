@@ -183,11 +183,15 @@ def _as_arrays(arrays):
     return [np.asarray(a, order="C") for a in arrays]
 
 
-def _arg_tensors(arrays):
+def _arg_tensors(arrays, name="?"):
     tensors = (RnnTensor * max(1, len(arrays)))()
-    for t, a in zip(tensors, arrays):
+    for i, (t, a) in enumerate(zip(tensors, arrays)):
         t.data = a.ctypes.data if a.size else None
         t.dtype = _dtype_code(a.dtype)
+        if t.dtype == _UNKNOWN_DTYPE_CODE and a.dtype.kind not in "fiub":
+            raise TypeError(f"{name}: argument #{i} has numpy dtype {a.dtype}, which no "
+                            f"model takes (the runtime's dtypes: "
+                            f"{', '.join(str(d) for d in _NUMPY_DTYPES.values())}, bf16)")
         t.rank = a.ndim
         for d, s in enumerate(a.shape[:MAX_RANK]):
             t.shape[d] = s
@@ -290,7 +294,7 @@ class Model:
     def _result_tensors(self, name, arrays):
         handle = self._live()
         num_results = self._num_results(name)
-        args = _arg_tensors(arrays)
+        args = _arg_tensors(arrays, name)
         results = (RnnTensor * max(1, num_results))()
         _check(self._lib, self._lib.rnn_model_result_shapes(
             handle, name.encode(), args, len(arrays), results, num_results))

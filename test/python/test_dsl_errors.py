@@ -2,6 +2,8 @@
 mistakes in DSL cells, which point at the user's line: shape errors while tracing, and
 compiler diagnostics mapped back through the MLIR locations the DSL emits."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,44 @@ def test_missing_compiler(monkeypatch, tmp_path):
     monkeypatch.setenv("RNN_COMPILE", str(tmp_path / "no-such-rnn-compile"))
     with pytest.raises(rnn.CompileError, match="rnn-compile not found"):
         rnn.NumpyRNN(rnn.zoo.gru, I_, H_)
+
+
+@pytest.mark.parametrize("lengths, message", [
+    ([5, 2**70, 1], r"lengths: every length must be in \[0, T=5\], got 1180591620717411303424 "
+                    r"at row 1"),
+    (np.array([5, 2**63, 1], dtype=np.uint64), r"got 9223372036854775808 at row 1"),
+    (["5", "2", "1"], "lengths: expected integers, got dtype <U1"),
+    ("521", "lengths: expected integers, got str '521'"),
+    ([True, False, True], "lengths: expected integers, got dtype bool"),
+])
+def test_bad_lengths_are_named(lengths, message):
+    model = rnn.NumpyRNN(rnn.zoo.gru, 4, 6)
+    x = np.zeros((5, 3, 4), np.float32)
+    with pytest.raises((TypeError, rnn.ShapeError), match=message):
+        model(x, lengths=lengths)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("hello", "input: expected a numpy array of float32, got str"),
+    (np.zeros((5, 3, 4), np.complex64), "input: expected a numpy array of float32, got dtype "
+                                        "complex64"),
+])
+def test_bad_input_is_named(value, message):
+    model = rnn.NumpyRNN(rnn.zoo.gru, 4, 6)
+    with pytest.raises(TypeError, match=message):
+        model(value)
+
+
+def test_huge_hidden_size_is_refused_before_compiling():
+    with pytest.raises(ValueError, match=r"the parameters would take .* GiB .*hidden_size="
+                                         r"2147483648"):
+        rnn.NumpyRNN(rnn.zoo.lstm, 4, 2**31)
+
+
+def test_runtime_dtype_without_rnn_counterpart_is_named(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    path = rnn.compile_mlir(repo / "examples" / "gru.mlir", tmp_path / "gru.so")
+    model = rnn.Model(path)
+    args = [np.zeros((2, 3, 10), np.complex64)]
+    with pytest.raises(TypeError, match=r"gru_seq: argument #0 has numpy dtype complex64"):
+        model("gru_seq", *args, *[np.zeros(1, np.float32)] * 4)

@@ -222,3 +222,23 @@ def test_repr_and_properties(bilstm):
     assert repr(bilstm).startswith("rnn.NumpyRNN(lstm, input_size=10, hidden_size=20")
     assert bilstm.state_names == ("h", "c") and bilstm.dtype == "float32"
     assert bilstm.num_layers == 2 and bilstm.bidirectional and not bilstm.batch_first
+
+
+@rnn.cell(states=("h",))
+def _scaled(x, h):
+    s = rnn.param("s", (), init=0.5)
+    W = rnn.param("W", (rnn.H, rnn.I))
+    return rnn.tanh(x @ W.T + s * h)
+
+
+def test_rank0_parameter_stays_scalar():
+    """A rank-0 parameter is a numpy scalar array, and the model runs with it."""
+    model = rnn.NumpyRNN(_scaled, 3, 4, seed=0)
+    assert model.param("s").shape == ()
+    x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
+    y, h = model(x)
+    W = model.param("W").astype(np.float64)
+    ref = np.zeros((2, 4))
+    for t in range(5):
+        ref = np.tanh(x[t] @ W.T + 0.5 * ref)
+    np.testing.assert_allclose(h[0], ref, rtol=1e-5, atol=1e-6)

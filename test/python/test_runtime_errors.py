@@ -255,6 +255,26 @@ def test_load_not_a_library(tmp_path):
     expect(lambda: rnn.Model(bogus), "RNN_ERROR_LOAD_FAILED", str(bogus))
 
 
+@pytest.mark.parametrize("keep", ["4096", "half", "one byte short"])
+def test_load_truncated_library(compiled, tmp_path, keep):
+    """A model library cut short is refused before dlopen maps it (which faulted): the ELF
+    header, program headers and every loaded segment must lie inside the file."""
+    data = open(compiled(EXAMPLES_DIR / "gru.mlir"), "rb").read()
+    n = {"4096": 4096, "half": len(data) // 2, "one byte short": len(data) - 1}[keep]
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(data[:n])
+    e = expect(lambda: rnn.Model(cut), "RNN_ERROR_BAD_MODEL", str(cut))
+    assert "truncated" in e.message or "past the end" in e.message, e.message
+
+
+def test_load_damaged_elf_header(compiled, tmp_path):
+    data = bytearray(open(compiled(EXAMPLES_DIR / "gru.mlir"), "rb").read())
+    data[18] ^= 0xFF  # e_machine
+    bad = tmp_path / "other_machine.so"
+    bad.write_bytes(bytes(data))
+    expect(lambda: rnn.Model(bad), "RNN_ERROR_BAD_MODEL", "another architecture")
+
+
 # -- rnn-compile -------------------------------------------------------------------------------
 
 VERIFIER_ERROR = """\

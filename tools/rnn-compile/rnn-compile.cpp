@@ -29,6 +29,7 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -177,13 +178,30 @@ int main(int argc, char **argv) {
   if (failed(verify(*module)))
     return fail(inputFile + " is not valid rnn IR (see the diagnostics above)");
 
-  // Fail early on an output that cannot be written.
-  if (!toStdout) {
-    std::error_code ec;
-    llvm::ToolOutputFile probe(outputFile, ec, llvm::sys::fs::OF_None);
-    if (ec)
+  // The output is written to a unique file beside the target and renamed over
+  // it only once complete: a failed compile leaves the previous file, and a
+  // process that has the previous library loaded keeps a valid mapping (the
+  // rename replaces the directory entry, not the file's contents). Creating
+  // it also fails early on an output that cannot be written.
+  llvm::SmallString<256> staged;
+  std::optional<llvm::FileRemover> removeStaged;
+  if (outputFile != "-") {
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+            outputFile + ".tmp-%%%%%%", fd, staged))
       return fail("cannot write " + outputFile + ": " + ec.message());
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    removeStaged.emplace(staged);
   }
+  auto publish = [&]() -> int {
+    if (staged.empty())
+      return 0;
+    if (std::error_code ec = llvm::sys::fs::rename(staged, outputFile))
+      return fail("cannot write " + outputFile + ": " + ec.message());
+    removeStaged->releaseFile();
+    return 0;
+  };
+  StringRef target = staged.empty() ? StringRef(outputFile) : StringRef(staged);
 
   if (matmulType != "f32") {
     if (matmulType != "bf16" && matmulType != "f16" && matmulType != "tf32")
@@ -269,18 +287,18 @@ int main(int argc, char **argv) {
 
   if (emit == Emit::MLIR) {
     std::error_code ec;
-    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
+    llvm::ToolOutputFile out(target, ec, llvm::sys::fs::OF_None);
     if (ec)
       return fail("cannot write " + outputFile + ": " + ec.message());
     module->print(out.os());
     out.keep();
-    return 0;
+    return publish();
   }
   if (emit == Emit::LLVM || emit == Emit::Obj)
-    return failed(rnn::emitObject(*module, outputFile, optLevel,
-                                  emit == Emit::LLVM))
+    return failed(
+               rnn::emitObject(*module, target, optLevel, emit == Emit::LLVM))
                ? fail("code generation failed")
-               : 0;
+               : publish();
 
   llvm::SmallString<256> object;
   if (std::error_code ec =
@@ -289,7 +307,7 @@ int main(int argc, char **argv) {
   llvm::FileRemover removeObject(object);
   if (failed(rnn::emitObject(*module, object, optLevel, false)))
     return fail("code generation failed");
-  if (llvm::Error e = rnn::linkSharedLibrary(object, outputFile, runtime, cuda))
+  if (llvm::Error e = rnn::linkSharedLibrary(object, target, runtime, cuda))
     return fail(llvm::toString(std::move(e)));
-  return 0;
+  return publish();
 }

@@ -53,6 +53,21 @@ rnn.cell @rank3_state inputs(%x: tensor<2x4xf32>) states(%h: tensor<2x3x4xf32>) 
 
 // -----
 
+// A hidden size of 0: nothing to compute, and no lowering of it.
+// expected-error @+1 {{'rnn.cell' op state #0 has type 'tensor<?x0xf32>'; its feature size must be positive (a zero-size feature leaves the cell nothing to compute)}}
+rnn.cell @zero_hidden inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x0xf32>) {
+  rnn.yield states(%h : tensor<?x0xf32>)
+}
+
+// -----
+
+// expected-error @+1 {{'rnn.cell' op input #0 has type 'tensor<?x0xf32>'; its feature size must be positive}}
+rnn.cell @zero_input inputs(%x: tensor<?x0xf32>) states(%h: tensor<?x4xf32>) {
+  rnn.yield states(%h : tensor<?x4xf32>)
+}
+
+// -----
+
 // expected-error @+1 {{'rnn.cell' op batch size disagrees: input #0 has ? but state #0 has 8}}
 rnn.cell @batch inputs(%x: tensor<?x4xf32>) states(%h: tensor<8x4xf32>) {
   rnn.yield states(%h : tensor<8x4xf32>)

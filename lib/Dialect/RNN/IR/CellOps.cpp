@@ -202,6 +202,11 @@ LogicalResult CellOp::verify() {
         return emitOpError() << what << " #" << i << " has type " << t
                              << "; expected a [B, N] tensor with a static "
                                 "feature size N";
+      if (cast<RankedTensorType>(t).getDimSize(1) == 0)
+        return emitOpError() << what << " #" << i << " has type " << t
+                             << "; its feature size must be positive (a "
+                                "zero-size feature leaves the cell nothing "
+                                "to compute)";
       if (failed(batch.check(cast<RankedTensorType>(t).getDimSize(0),
                              Twine(what) + " #" + Twine(i))))
         return failure();

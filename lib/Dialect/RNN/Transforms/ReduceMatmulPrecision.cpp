@@ -1,4 +1,4 @@
-//===- ReduceMatmulPrecision.cpp - bf16/f16/tf32 products, f32 accumulation ===//
+//===- ReduceMatmulPrecision.cpp - Reduced-precision matmul products ------===//
 //
 // bf16 storage halves the bytes every GEMM streams and runs on the tensor
 // cores at full rate, and is how models are trained and served; the state
