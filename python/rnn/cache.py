@@ -2,9 +2,13 @@
 
 The key is the sha256 of the MLIR text, the compile options and the identity of the
 rnn-compile binary and of the device library it links into CUDA models (path, size and
-modification time of each, so that rebuilding either invalidates what the old one made). Libraries live in `RNN_CACHE_DIR` (default
-`~/.cache/rnn`) as `<key>.so`, with the IR beside them as `<key>.mlir`. Writes go through
-a temporary file and a rename, so concurrent processes never see a partial library.
+modification time of each, so that rebuilding either invalidates what the old one made).
+Libraries live in `RNN_CACHE_DIR` (default `~/.cache/rnn`) as `<key>.so`, with the IR
+beside them as `<key>.mlir` and the sha256 of the library's bytes as `<key>.sha256`.
+Writes go through temporary files (names starting with a dot) and renames, the hash
+first, so concurrent processes never see a partial library; a hit is checked against its
+hash, and an entry that does not match (truncated, or another library put under the key)
+is dropped and compiled again.
 """
 
 import hashlib
@@ -19,8 +23,9 @@ __all__ = ["cache_dir", "cache_key", "compile_cached", "clear_cache", "stats"]
 
 FORMAT = 1
 
-# Counters for this process (tests and curious users): compiles run, hits.
-stats = {"compiles": 0, "hits": 0}
+# Counters for this process (tests and curious users): compiles run, hits, damaged entries
+# dropped.
+stats = {"compiles": 0, "hits": 0, "dropped": 0}
 
 
 def cache_dir():
@@ -51,29 +56,58 @@ def cache_key(ir, options):
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _valid_entry(path, digest_path):
+    """Whether the cached library matches the hash recorded when it was written."""
+    try:
+        return digest_path.read_text().strip() == _digest(path)
+    except OSError:
+        return False
+
+
 def compile_cached(ir, optimize=True, extra_args=()):
     """The path of the library compiled from `ir` (compiling it unless it is cached) and
     whether it came from the cache: (path, hit)."""
     options = {"optimize": bool(optimize), "extra_args": [str(a) for a in extra_args]}
     key = cache_key(ir, options)
     d = cache_dir()
-    path = d / f"{key}.so"
+    path, digest_path = d / f"{key}.so", d / f"{key}.sha256"
     if path.is_file():
-        stats["hits"] += 1
-        return str(path), True
+        if _valid_entry(path, digest_path):
+            stats["hits"] += 1
+            return str(path), True
+        stats["dropped"] += 1  # a damaged or foreign entry: compiled again below
     d.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".so", dir=d)
     os.close(fd)
+    side = [tmp[:-3] + ".mlir", tmp[:-3] + ".sha256"]
     try:
         stats["compiles"] += 1
-        _runtime.compile_mlir(ir, tmp, optimize=optimize, extra_args=extra_args)
-        ir_tmp = tmp[:-3] + ".mlir"
-        with open(ir_tmp, "w") as f:
+        try:
+            _runtime.compile_mlir(ir, tmp, optimize=optimize, extra_args=extra_args)
+        except _runtime.CompileError as e:
+            if e.returncode == 0:  # rnn-compile succeeded, its output is gone
+                raise _runtime.CompileError(
+                    f"the compile cache's temporary file {tmp} disappeared while rnn-compile "
+                    f"wrote it (was {d} cleared or removed meanwhile?); building again will "
+                    "recompile") from None
+            raise
+        with open(side[0], "w") as f:
             f.write(ir)
-        os.replace(ir_tmp, d / f"{key}.mlir")
+        with open(side[1], "w") as f:
+            f.write(_digest(tmp) + "\n")
+        os.replace(side[0], d / f"{key}.mlir")
+        os.replace(side[1], digest_path)
         os.replace(tmp, path)
     finally:
-        for p in (tmp, tmp[:-3] + ".mlir"):
+        for p in [tmp] + side:
             try:
                 os.unlink(p)
             except FileNotFoundError:
@@ -88,7 +122,12 @@ def clear_cache():
         return 0
     n = 0
     for p in d.iterdir():
-        if p.suffix in (".so", ".mlir") and p.is_file():
-            p.unlink()
-            n += 1
+        # Names starting with a dot are other processes' compiles in flight: left alone.
+        if p.suffix in (".so", ".mlir", ".sha256") and p.is_file() and \
+                not p.name.startswith("."):
+            try:
+                p.unlink()
+                n += 1
+            except FileNotFoundError:
+                pass
     return n

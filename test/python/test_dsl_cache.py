@@ -37,7 +37,7 @@ def test_second_build_does_not_compile(count_compiles, tmp_path):
     a = rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7)
     assert len(count_compiles) == 1 and not a.from_cache
     cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
-    assert len(cached) == 2 and cached[0].endswith(".mlir") and cached[1].endswith(".so")
+    assert [c.split(".")[1] for c in cached] == ["mlir", "sha256", "so"], cached
     assert (tmp_path / "cache" / cached[0]).read_text() == a.mlir
     mtime = os.stat(a.library).st_mtime_ns
 
@@ -52,9 +52,39 @@ def test_second_build_does_not_compile(count_compiles, tmp_path):
     rnn.NumpyRNN(rnn.zoo.indrnn, 6, 8)  # other IR
     assert len(count_compiles) == 3
     assert rnn.cache_dir() == tmp_path / "cache"
-    assert rnn.clear_cache() == 6
+    assert rnn.clear_cache() == 9
     rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7)
     assert len(count_compiles) == 4
+
+
+@pytest.mark.parametrize("damage", ["truncated", "another model's library"])
+def test_damaged_entry_is_compiled_again(count_compiles, tmp_path, damage):
+    """A cache entry that is not the library written under its key (cut short, or another
+    model's library put there) is dropped and compiled again, and the model is right."""
+    x = np.random.default_rng(0).standard_normal((4, 2, 6)).astype(np.float32)
+    a = rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7, seed=3)
+    want = a(x)[0]
+    other = rnn.NumpyRNN(rnn.zoo.rnn_tanh, 6, 7)
+    data = open(a.library, "rb").read()
+    bad = tmp_path / "bad.so"  # replaced, not rewritten: `a` keeps its mapping
+    bad.write_bytes(data[:4096] if damage == "truncated" else open(other.library, "rb").read())
+    os.replace(bad, a.library)
+    assert len(count_compiles) == 2
+    b = rnn.NumpyRNN(rnn.zoo.indrnn, 6, 7, seed=3)
+    assert len(count_compiles) == 3 and not b.from_cache
+    np.testing.assert_array_equal(b(x)[0], want)
+
+
+def test_clear_cache_leaves_compiles_in_flight(tmp_path, monkeypatch):
+    monkeypatch.setenv("RNN_CACHE_DIR", str(tmp_path / "cache"))
+    d = tmp_path / "cache"
+    d.mkdir()
+    for name in (".0123456789abcdef-x1.so", ".0123456789abcdef-x1.so.tmp-abc", "k.so",
+                 "k.mlir", "k.sha256"):
+        (d / name).write_text("x")
+    assert rnn.clear_cache() == 3
+    assert sorted(p.name for p in d.iterdir()) == [".0123456789abcdef-x1.so",
+                                                     ".0123456789abcdef-x1.so.tmp-abc"]
 
 
 def test_save_and_load_without_compiler(tmp_path):
