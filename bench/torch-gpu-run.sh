@@ -9,15 +9,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GPU="$ROOT/build/gpu-torch"
 source "$ROOT/bench/gpu-env.sh"
 export RNN_CACHE_DIR="${RNN_CACHE_DIR:-/tmp/rnn-cache}"
+status=0
 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
-  python3 "$ROOT/bench/torch_gpu_check.py" check "$GPU/models" "${OUT:-/tmp}/torch-gpu-check.json"
+  python3 "$ROOT/bench/torch_gpu_check.py" check "$GPU/models" \
+  "${OUT:-/tmp}/torch-gpu-check.json" || status=$?
 # DistributedDataParallel (examples/train_ddp.py) on 1 and, where there are two,
-# 2 GPUs: gradients against one process on the whole batch, tokens/s.
+# 2 GPUs, 64 sequences per GPU: gradients against one process on the whole
+# batch, tokens/s.
 NGPU=$(nvidia-smi -L | wc -l)
+PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" \
+  python3 "$ROOT/bench/torch_gpu_check.py" ddp-module "$GPU/models" /tmp/ddp_lstm.pt
 for n in 1 2; do
   if (( n <= NGPU )); then
     PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" torchrun --nproc_per_node=$n \
-      "$ROOT/examples/train_ddp.py" --module "$GPU/models/ddp_lstm.pt" \
+      "$ROOT/examples/train_ddp.py" --module /tmp/ddp_lstm.pt --batch $((64 * n)) \
       --json "${OUT:-/tmp}/ddp-$n.json"
   fi
 done
+exit $status

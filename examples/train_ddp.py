@@ -5,10 +5,10 @@
 
 Each process takes its share of a seeded global batch. After the first step, rank 0 checks
 that the gradients DDP averaged equal those of one process on the concatenated batch
-(within the dtype's tolerance); then it times `--steps` training steps and prints tokens per
-second (T x global batch / step time). On GPUs it uses NCCL and one GPU per process; on the
-CPU, gloo. Across machines, torchrun's multi-node options (--nnodes, --rdzv-endpoint) are
-all it takes.
+(within the dtype's tolerance: 1e-4 relative in float32, 5e-3 with TF32 products); then it
+times `--steps` training steps and prints tokens per second (T x global batch / step
+time). On GPUs it uses NCCL and one GPU per process; on the CPU, gloo. Across machines,
+torchrun's multi-node options (--nnodes, --rdzv-endpoint) are all it takes.
 
 On a machine without rnn-compile, `--module FILE` loads an rnn.RNN saved with torch.save
 on a machine that had it, after `module.build("cuda", ...)`: it carries its libraries.
@@ -126,7 +126,11 @@ def main():
                            "T": args.T, "batch": args.batch, "hidden": args.hidden,
                            "input_size": args.input_size}, f)
     dist.destroy_process_group()
-    tolerance = 1e-4 if next(model.parameters()).dtype == torch.float32 else 1e-10
+    # float32 on CUDA runs TF32 products (PyTorch's default for recurrences), whose
+    # GEMMs over one rank's rows and over all rows may round differently.
+    dtype = next(model.parameters()).dtype
+    tolerance = (1e-10 if dtype == torch.float64 else
+                 5e-3 if cuda and torch.backends.cudnn.allow_tf32 else 1e-4)
     return 0 if worst <= tolerance else 1
 
 

@@ -260,7 +260,8 @@ static const Blas &blas() {
   return loaded;
 }
 
-/// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too.
+/// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too (a C
+/// that is accumulated into is widened first).
 static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
                    int m, int n, int k, const uint16_t *a, int lda,
                    const uint16_t *b, int ldb, void *c, int ldc) {
@@ -282,6 +283,11 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
   int ldc32 = narrowC ? n : ldc;
 
   Widen widen = abDtype == RNN_BF16 ? bf16ToF32 : f16ToF32;
+  // Accumulating into a 16-bit C: the sum is taken in f32 from C's widened
+  // values and rounded once.
+  if (narrowC && beta != 0.0f)
+    widenMatrix(static_cast<const uint16_t *>(c), m, n, ldc, c32,
+                cDtype == RNN_BF16 ? bf16ToF32 : f16ToF32);
   widenMatrix(a, m, k, lda, a32, widen);
   int bRows = bLayout == RNN_GEMM_B_NK ? n : k;
   int bCols = bLayout == RNN_GEMM_B_NK ? k : n;
@@ -322,12 +328,6 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
   b_layout &= ~RNN_GEMM_ACCUMULATE;
   if (!checkOperands(b_layout, m, n, k, lda, ldb, ldc))
     return;
-  if (accumulate && c_dtype != RNN_F32 && c_dtype != RNN_F64) {
-    recordFailure(RNN_ERROR_UNSUPPORTED,
-                  "rnn_cpu_gemm: cannot accumulate into a %s result",
-                  describeDtype(c_dtype));
-    return;
-  }
   if (m == 0 || n == 0 || (k == 0 && accumulate))
     return;
 

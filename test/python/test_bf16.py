@@ -111,3 +111,38 @@ def test_dsl_matmul_dtype_errors():
         rnn.NumpyRNN(rnn.zoo.gru, 8, 16, matmul_dtype="float64")
     with pytest.raises(TypeError, match="unsupported dtype"):
         rnn.NumpyRNN(rnn.zoo.gru, 8, 16, matmul_dtype="int8")
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+@pytest.mark.parametrize("optimize", [True, False], ids=["opt", "noopt"])
+def test_half_precision_model_runs(tmp_path, dtype, optimize):
+    """A model written entirely in bf16 or f16 (storage and math) runs optimised and not:
+    without rnn-optimize its matmuls accumulate into 16-bit results (rnn_cpu_gemm widens
+    the result, adds in f32 and rounds once), which was refused at every call."""
+    source = (EXAMPLES_DIR / "rnn_tanh.mlir").read_text().replace("f32", dtype)
+    model = rnn.Model(rnn.compile_mlir(source, tmp_path / f"{dtype}.so", optimize=optimize))
+    rng = np.random.default_rng(4)
+    T, B = 5, 3
+    f32 = [rng.standard_normal((T, B, 10)), rng.standard_normal((B, 20)),
+           0.3 * rng.standard_normal((20, 10)), 0.2 * rng.standard_normal((20, 20)),
+           0.1 * rng.standard_normal(20), 0.1 * rng.standard_normal(20)]
+    if dtype == "bf16":
+        bits = [to_bf16_bits(a.astype(np.float32)) for a in f32]
+        exact = [from_bf16_bits(b).astype(np.float64) for b in bits]
+        code, back = 2, from_bf16_bits
+    else:
+        bits = [a.astype(np.float16) for a in f32]
+        exact = [b.astype(np.float64) for b in bits]
+        code, back = 3, (lambda b: b.astype(np.float32))
+    ys = np.zeros((T, B, 20), np.uint16 if dtype == "bf16" else np.float16)
+    hT = np.zeros((B, 20), ys.dtype)
+    runtime = load_runtime()
+    args = (RnnTensor * 6)(*[tensor(b, code) for b in bits])
+    results = (RnnTensor * 2)(tensor(ys, code), tensor(hT, code))
+    status = runtime.rnn_model_run(model.handle, b"rnn_tanh_seq", args, 6, results, 2, None)
+    assert status == 0, runtime.rnn_last_error()
+    xs, h, W, U, b_W, b_U = exact
+    for t in range(T):
+        h = np.tanh(xs[t] @ W.T + b_W + h @ U.T + b_U)
+    err = np.max(np.abs(back(hT) - h)) / np.max(np.abs(h))
+    assert err <= 3e-2, f"max rel err {err:.3g}"
