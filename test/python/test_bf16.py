@@ -115,34 +115,38 @@ def test_dsl_matmul_dtype_errors():
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16"])
 @pytest.mark.parametrize("optimize", [True, False], ids=["opt", "noopt"])
-def test_half_precision_model_runs(tmp_path, dtype, optimize):
-    """A model written entirely in bf16 or f16 (storage and math) runs optimised and not:
-    without rnn-optimize its matmuls accumulate into 16-bit results (rnn_cpu_gemm widens
-    the result, adds in f32 and rounds once), which was refused at every call."""
-    source = (EXAMPLES_DIR / "rnn_tanh.mlir").read_text().replace("f32", dtype)
-    model = rnn.Model(rnn.compile_mlir(source, tmp_path / f"{dtype}.so", optimize=optimize))
-    rng = np.random.default_rng(4)
-    T, B = 5, 3
-    f32 = [rng.standard_normal((T, B, 10)), rng.standard_normal((B, 20)),
-           0.3 * rng.standard_normal((20, 10)), 0.2 * rng.standard_normal((20, 20)),
-           0.1 * rng.standard_normal(20), 0.1 * rng.standard_normal(20)]
+def test_half_precision_backward_runs(tmp_path, dtype, optimize):
+    """The GRU written in bf16 / f16 (storage and math), trained: unoptimised, its backward
+    accumulates weight gradients into 16-bit results, which rnn_cpu_gemm refused at every
+    call ("cannot accumulate into a bf16 result"); it now widens the result, adds in f32 and
+    rounds once. The gradients against the float32 model's on the same (rounded) values."""
+    from test_training_api import run_descriptors
+    source = (EXAMPLES_DIR / "gru.mlir").read_text()
+    half = rnn.Model(rnn.compile_mlir(source.replace("f32", dtype), tmp_path / "half.so",
+                                      optimize=optimize, training=True))
+    full = rnn.Model(rnn.compile_mlir(source, tmp_path / "full.so", optimize=optimize,
+                                      training=True))
+    rng = np.random.default_rng(5)
+    T, B = 4, 3
+    values = [rng.standard_normal((T, B, 10)), rng.standard_normal((B, 20)),
+              0.3 * rng.standard_normal((60, 10)), 0.2 * rng.standard_normal((60, 20)),
+              0.1 * rng.standard_normal(60), 0.1 * rng.standard_normal(60)]
     if dtype == "bf16":
-        bits = [to_bf16_bits(a.astype(np.float32)) for a in f32]
-        exact = [from_bf16_bits(b).astype(np.float64) for b in bits]
-        code, back = 2, from_bf16_bits
+        stored = [to_bf16_bits(v.astype(np.float32)) for v in values]
+        widened = [from_bf16_bits(v) for v in stored]
     else:
-        bits = [a.astype(np.float16) for a in f32]
-        exact = [b.astype(np.float64) for b in bits]
-        code, back = 3, (lambda b: b.astype(np.float32))
-    ys = np.zeros((T, B, 20), np.uint16 if dtype == "bf16" else np.float16)
-    hT = np.zeros((B, 20), ys.dtype)
-    runtime = load_runtime()
-    args = (RnnTensor * 6)(*[tensor(b, code) for b in bits])
-    results = (RnnTensor * 2)(tensor(ys, code), tensor(hT, code))
-    status = runtime.rnn_model_run(model.handle, b"rnn_tanh_seq", args, 6, results, 2, None)
-    assert status == 0, runtime.rnn_last_error()
-    xs, h, W, U, b_W, b_U = exact
-    for t in range(T):
-        h = np.tanh(xs[t] @ W.T + b_W + h @ U.T + b_U)
-    err = np.max(np.abs(back(hT) - h)) / np.max(np.abs(h))
-    assert err <= 3e-2, f"max rel err {err:.3g}"
+        stored = [v.astype(np.float16) for v in values]
+        widened = [v.astype(np.float32) for v in stored]
+    info = half.training_info("gru_seq")
+    outs = run_descriptors(half, info.train_function, [(v, dtype) for v in stored])
+    n = len(outs) - info.num_saved
+    one = to_bf16_bits(np.ones(1, np.float32))[0] if dtype == "bf16" else 1.0
+    seeds = [(np.full_like(o, one), d) for o, d in outs[:n]]
+    grads = run_descriptors(half, info.backward_function,
+                            [(v, dtype) for v in stored] + outs + seeds)
+    want = full.backward("gru_seq", widened, *full.train_forward("gru_seq", *widened),
+                         [np.ones(o.shape, np.float32) for o, _ in outs[:n]])
+    to32 = from_bf16_bits if dtype == "bf16" else (lambda g: g.astype(np.float32))
+    for (g, _), w in zip(grads, want):
+        err = np.linalg.norm(to32(g) - w) / np.linalg.norm(w)
+        assert err <= (3e-2 if dtype == "bf16" else 5e-3), f"normwise error {err:.3g}"

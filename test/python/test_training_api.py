@@ -108,7 +108,7 @@ def test_backward_checks_its_arguments(compile_lstm):
 def run_descriptors(model, name, arrays):
     """Runs `name` on (numpy array, rnn dtype) pairs (bf16 as uint16 bit patterns); returns
     the results the same way."""
-    numpy_of = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16}
+    numpy_of = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16, "f16": np.float16}
     descs = [(a.ctypes.data, dtype, a.shape) for a, dtype in arrays]
     outs = [(np.zeros(shape, numpy_of[dtype]), dtype)
             for dtype, shape in model.result_descriptors(name, descs)]
