@@ -156,7 +156,10 @@ std::string cpuLoweringPipeline(unsigned kPartials) {
          // bf16 conversions as integer arithmetic: the host's libgcc may
          // lack __truncsfbf2, which LLVM would otherwise call.
          "arith-expand{include-bf16},"
-         "finalize-memref-to-llvm,convert-func-to-llvm,convert-arith-to-llvm,"
+         // Allocations through the runtime, which ends a call whose
+         // allocation fails with a status (ModelAllocations.h).
+         "finalize-memref-to-llvm{use-generic-functions},convert-func-to-llvm,"
+         "convert-arith-to-llvm,"
          "convert-cf-to-llvm,convert-index-to-llvm,"
          "reconcile-unrealized-casts";
 }

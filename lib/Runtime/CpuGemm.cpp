@@ -271,7 +271,7 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
                  (narrowC ? size_t(m) * size_t(n) : 0);
   float *space = scratch.get(count);
   if (!space) {
-    recordFailure(RNN_ERROR_INTERNAL,
+    recordFailure(RNN_ERROR_OUT_OF_MEMORY,
                   "rnn_cpu_gemm: out of memory widening %s operands "
                   "(m=%d, n=%d, k=%d)",
                   describeDtype(abDtype), m, n, k);

@@ -21,6 +21,7 @@
 #include "CpuGemm.h"
 #include "Dtypes.h"
 #include "LibraryFileCheck.h"
+#include "ModelAllocations.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -1053,7 +1054,13 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
         return fail(RNN_ERROR_INTERNAL, function->name + ": " + message);
       return RNN_OK;
     }
-    function->call(pointers.data());
+    size_t failedBytes = 0;
+    if (!rnn::runtime::runWithAllocationGuard(function->call, pointers.data(),
+                                              failedBytes))
+      return fail(RNN_ERROR_OUT_OF_MEMORY,
+                  function->name + ": out of memory: an allocation of " +
+                      std::to_string(failedBytes) +
+                      " bytes failed (the call's buffers were freed)");
     if (const rnn::runtime::GemmFailure *failure =
             rnn::runtime::getGemmFailure())
       return fail(failure->status, function->name + ": " + failure->message);
@@ -1083,6 +1090,8 @@ const char *rnn_status_name(rnn_status status) {
     return "RNN_ERROR_UNSUPPORTED";
   case RNN_ERROR_INTERNAL:
     return "RNN_ERROR_INTERNAL";
+  case RNN_ERROR_OUT_OF_MEMORY:
+    return "RNN_ERROR_OUT_OF_MEMORY";
   default:
     return "RNN_STATUS_UNKNOWN";
   }

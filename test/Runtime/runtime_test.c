@@ -229,8 +229,9 @@ static void testIntrospection(const rnn_model *model) {
                                             "RNN_ERROR_LOAD_FAILED",
                                             "RNN_ERROR_BAD_MODEL",
                                             "RNN_ERROR_UNSUPPORTED",
-                                            "RNN_ERROR_INTERNAL"};
-  for (int s = 0; s <= RNN_ERROR_INTERNAL; ++s)
+                                            "RNN_ERROR_INTERNAL",
+                                            "RNN_ERROR_OUT_OF_MEMORY"};
+  for (int s = 0; s <= RNN_ERROR_OUT_OF_MEMORY; ++s)
     check(strcmp(rnn_status_name((rnn_status)s), statusNames[s]) == 0,
           "rnn_status_name(%d) is %s", s, rnn_status_name((rnn_status)s));
   check(strcmp(rnn_status_name((rnn_status)99), "RNN_STATUS_UNKNOWN") == 0,

@@ -6,6 +6,9 @@ The model is compiled with --no-optimize: these tests are about the runtime's ch
 read the model's manifest; the optimised build is covered by test_examples.py."""
 
 import ctypes
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -50,6 +53,7 @@ STATUS = {
     "RNN_ERROR_LOAD_FAILED": 5,
     "RNN_ERROR_BAD_MODEL": 6,
     "RNN_ERROR_UNSUPPORTED": 7,
+    "RNN_ERROR_OUT_OF_MEMORY": 9,
 }
 
 
@@ -273,6 +277,55 @@ def test_load_damaged_elf_header(compiled, tmp_path):
     bad = tmp_path / "other_machine.so"
     bad.write_bytes(bytes(data))
     expect(lambda: rnn.Model(bad), "RNN_ERROR_BAD_MODEL", "another architecture")
+
+
+OUT_OF_MEMORY_SCRIPT = r"""
+import ctypes, sys
+import numpy as np
+import rnn
+model = rnn.Model(sys.argv[1])
+# An Elman RNN with I = 1, H = 4096 over T = 2**26 steps of one row: its input projection
+# [T*B, H] in float32 is 1 TiB, an allocation no machine here gives. The results' buffers
+# are address space reserved without access (PROT_NONE): the call must fail before it
+# writes them.
+T, B, I, H = 2**26, 1, 1, 4096
+x = np.ones((T, B, I), np.float32)
+h0 = np.zeros((B, H), np.float32)
+params = [np.zeros((H, I), np.float32), np.zeros((H, H), np.float32),
+          np.zeros(H, np.float32), np.zeros(H, np.float32)]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+size = T * B * H * 4 + (1 << 20)
+MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, PROT_NONE = 0x02, 0x20, 0x4000, 0
+reserved = libc.mmap(None, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0)
+assert reserved not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+args = [x, h0] + params
+descs = [(a.ctypes.data, "f32", a.shape) for a in args]
+results = [(reserved, "f32", (T, B, H)), (reserved + T * B * H * 4, "f32", (B, H))]
+try:
+    model.run_descriptors("forward", descs, results)
+except rnn.RNNError as e:
+    print(e.status_name, e.message)
+    # The call freed what it had allocated and the model still runs.
+    print(model("forward", x[:3], h0, *params)[0].shape)
+"""
+
+
+def test_out_of_memory_is_a_status(tmp_path):
+    """A compiled CPU model whose allocation fails returns RNN_ERROR_OUT_OF_MEMORY (it used
+    the null pointer and crashed); run in a subprocess, so that a crash fails this test and
+    nothing else."""
+    path = rnn.NumpyRNN(rnn.zoo.rnn_tanh, 1, 4096).library
+    out = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY_SCRIPT, path],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    assert out.returncode == 0, out.stderr
+    assert "RNN_ERROR_OUT_OF_MEMORY forward: out of memory: an allocation of" in out.stdout, \
+        out.stdout
+    assert "(3, 1, 4096)" in out.stdout
 
 
 # -- rnn-compile -------------------------------------------------------------------------------
