@@ -28,7 +28,7 @@ typedef enum rnn_status {
   RNN_ERROR_LOAD_FAILED = 5,      /* the library could not be loaded */
   RNN_ERROR_BAD_MODEL = 6,        /* the library is not an rnn model */
   RNN_ERROR_UNSUPPORTED = 7,      /* e.g. a CUDA stream for a CPU model */
-  RNN_ERROR_INTERNAL = 8,
+  RNN_ERROR_INTERNAL = 8,         /* something that should not happen (a bug) */
   RNN_ERROR_OUT_OF_MEMORY = 9     /* an allocation failed during a call */
 } rnn_status;
 
