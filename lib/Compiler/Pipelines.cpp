@@ -213,7 +213,7 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
          (persistent ? "convert-step-loops-to-persistent-kernels," : "") +
          // K-split partials added by the step's kernel: the two-stage cells'
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
-         // (bench/experiments/splitk_partials.cu, H100).
+         // (H100, docs/performance-notes.md).
          "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
          "constant-b-flag per-step-flag k-partials=" +
          std::to_string(kPartials) +
