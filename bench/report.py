@@ -348,7 +348,8 @@ def main(json_path, probe_path=None, timeline_path=None, log_path=None,
                   f"the input changed in place between them (two inputs in turn): within "
                   f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "lengths":
-            print(f"* Per-sequence lengths (bidirectional LSTM, T = 7, B = 4), {len(r['per_call'])} "
+            print(f"* Per-sequence lengths (bidirectional LSTM, T = 7, B = 4), "
+                  f"{len(r['per_call'])} "
                   f"calls, the lengths changed in place between them: within "
                   f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "default_stream_order":
@@ -368,7 +369,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", nargs="?", help="a run's $OUT")
     parser.add_argument("--json", help="gpu_bench.py's JSON of a kept run")
-    parser.add_argument("--log", help="the kept run's log (probe, runtime GEMMs, profile, step timeline)")
+    parser.add_argument("--log", help="the kept run's log (probe, runtime GEMMs, profile, "
+                        "step timeline)")
     parser.add_argument("--dsl", help="dsl_gpu_check.py's output from the same call")
     parser.add_argument("--train", help="train_bench.py's JSON")
     args = parser.parse_args()
