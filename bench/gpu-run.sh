@@ -11,7 +11,7 @@ python3 "$ROOT/bench/gpu_bench.py" "$GPU/models" "${OUT:-/tmp}/gpu-bench.json"
 # The runtime's own GEMM kernels (packed TF32 GEMM at `wide`, small-batch
 # GEMV at `small-latency`): checked, then timed against cuBLAS in one process.
 python3 "$ROOT/bench/runtime_gemm_check.py" "$GPU/models" | tee "${OUT:-/tmp}/runtime-gemm.txt"
-# The hand-written path of ../shared/bench/step_probe.cu, in the same session.
+# The hand-written path of ../shared/bench/step_probe.cu, in the same run.
 NVCC="${CUDA_HOME:-/usr/local/cuda}/bin/nvcc"
 if [ -f "$GPU/step_probe.cu" ] && [ -x "$NVCC" ]; then
   echo "== hand-written reference path (step_probe.cu: cuBLAS + one fused kernel per step)"

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""Turns one run of bench/gpu-run.sh (the JSON of bench/gpu_bench.py and
-the step probe's output, both in its $OUT) into the markdown tables of
+"""Turns one run of bench/gpu-run.sh into the markdown tables of
 docs/benchmarks.md: ratios against cuDNN and torch.compile with the issue's
-floors, the hand-written path per shape, every zoo cell at medium, the
-per-step breakdown and device memory.
+floors, the persistent kernels against the step loop, the hand-written path
+per shape, every zoo cell at medium, the per-step breakdown, where a step's
+time goes in the replayed graph, the per-kernel profile, device memory and
+the run's correctness checks; and bench/train_bench.py's JSON into the
+training table.
 
     python3 bench/report.py RUN_DIR > tables.md
+        a run's $OUT (gpu-bench.json, step-probe.txt, step-timeline.txt)
+    python3 bench/report.py --json RUN.json [--log RUN-log.txt] > tables.md
+        a run kept in bench/results; its log holds the hand-written path's,
+        the runtime GEMM check's, the per-kernel profile's and the step
+        timeline's output
+    (either form takes --dsl DSL-CHECK.txt: bench/dsl-gpu-run.sh's output)
+    python3 bench/report.py --train TRAIN.json > table.md
 """
+import argparse
 import json
 import os
 import re
-import sys
 
 # cuDNN / ours floors (LSTM and GRU forward), from the CUDA backend's issue.
 FLOORS = {("fp32", "small-latency"): 3.0, ("fp32", "medium"): 1.5,
@@ -23,11 +32,11 @@ def dtype_of(row):
     return "bf16" if row["kind"].endswith("_bf16") else "fp32"
 
 
-def probe_times(run_dir):
-    """{(config, 'tf32'|'bf16'): ms} for the graph rows of step_probe."""
+def probe_times(path):
+    """{(config, 'tf32'|'bf16'): ms} for the graph rows of step_probe in
+    `path` (its own output, or a log that holds it)."""
     times = {}
-    path = os.path.join(run_dir, "step-probe.txt")
-    if not os.path.exists(path):
+    if not path or not os.path.exists(path):
         return times
     for line in open(path):
         m = re.match(r"(\S+)\s+(tf32|bf16)\s+graph=1\s+recurrence ([\d.]+) ms", line)
@@ -37,8 +46,8 @@ def probe_times(run_dir):
 
 
 def timing_table(rows, dtype):
-    # Since the tenth session: calls on the legacy default stream replay a
-    # graph on the runtime's own stream (earlier runs have no such column).
+    # Runs from 2026-11-23 on time calls on the legacy default stream, which
+    # replay a graph on the runtime's own stream (older JSON lacks the column).
     with_default = any("ours_default_stream_ms" in r for r in rows)
     out = ["| cell | config | T, B, I, H, L | ours (ms) | µs/step "
            + ("| ours, legacy default stream (ms) " if with_default else "")
@@ -131,9 +140,9 @@ def memory_table(rows):
 
 
 def zoo_table(rows):
-    # Runs since the sixth session time our LSTM in the same rounds as each
-    # cell (our_lstm_ms); older ones divided by the LSTM's table time.
-    # Since the seventh session: the graph's outputs against a direct call's.
+    # our_lstm_ms: our LSTM timed in the same rounds as the cell (older JSON
+    # divided by the LSTM's table time and lacks it); graph_vs_direct_rel_err:
+    # the graph's outputs against a direct call's (also absent from older JSON).
     out = ["| cell | ours (ms) | our LSTM, same rounds (ms) | / our LSTM | within 1.3x "
            "| ours, kernels not launched early (ms) | graph replay vs direct call (rel.) |",
            "|---|---|---|---|---|---|---|"]
@@ -150,10 +159,150 @@ def zoo_table(rows):
     return "\n".join(out)
 
 
-def main(run_dir):
-    data = json.load(open(os.path.join(run_dir, "gpu-bench.json")))
+def runtime_gemm_table(path):
+    """bench/runtime_gemm_check.py's output (alone or in a log): its checks
+    counted, and its timings in alternation as a table."""
+    if not path or not os.path.exists(path):
+        return ""
+    passed = failed = 0
+    out = ["| kernel | model | shape | with the kernel (ms) | without (ms) | ratio |",
+           "|---|---|---|---|---|---|"]
+    section = ""
+    for line in open(path):
+        if line.startswith("== "):
+            section = line[3:].split(":")[0]
+        if line.startswith("  ") and line.rstrip().endswith(": PASS"):
+            passed += 1
+        if line.startswith("  ") and line.rstrip().endswith(": FAIL"):
+            failed += 1
+        m = re.match(r"  (.+?) (H=\d+ T=\d+ B=\d+): with the kernel ([\d.]+) ms, (\S+)=0 "
+                     r"([\d.]+) ms, ratio ([\d.]+)", line)
+        if m:
+            out.append(f"| {section} | {m.group(1)} | {m.group(2)} | {m.group(3)} "
+                       f"| {m.group(5)} (`{m.group(4)}=0`) | {m.group(6)} |")
+    if not passed + failed:
+        return ""
+    head = f"Checks against float64: {passed} PASS, {failed} FAIL.\n\n"
+    return head + ("\n".join(out) if len(out) > 2 else "")
+
+
+def dsl_summary(path):
+    """bench/dsl_gpu_check.py's output: models checked, and the largest
+    error of the fp32 models and of those with bf16 matmuls."""
+    if not path or not os.path.exists(path):
+        return ""
+    fp32, bf16, failed = [], [], []
+    for line in open(path):
+        m = re.match(r"(PASS|FAIL) (\S+): max rel err ([\d.e+-]+)", line)
+        if m:
+            (bf16 if m.group(2).endswith("_bf16") else fp32).append(float(m.group(3)))
+            if m.group(1) == "FAIL":
+                failed.append(m.group(2))
+    if not fp32 + bf16:
+        return ""
+    return (f"{len(fp32) + len(bf16)} models, {len(failed)} FAIL"
+            + (f" ({', '.join(failed)})" if failed else "")
+            + f": fp32 within {max(fp32):.1e} of their references"
+            + (f", with bf16 matmuls within {max(bf16):.1e}" if bf16 else "") + ".")
+
+
+MODELS = {"lstm_I1024_H1024": "LSTM, fp32", "gru_I1024_H1024": "GRU, fp32",
+          "lstm_bf16_I1024_H1024": "LSTM, bf16", "gru_bf16_I1024_H1024": "GRU, bf16",
+          "zoo_gru_reset_before": "GRU with the reset gate first, fp32",
+          "zoo_mgu": "MGU, fp32"}
+
+
+def kernel_label(name):
+    if name.startswith("rnn_preloaded_partials_gemm"):
+        return "partials GEMM"
+    if name.startswith("rnn_"):
+        return name
+    if name.endswith("_kernel"):
+        return "fused kernel"
+    return "cuBLAS GEMM"
+
+
+def timeline_table(path):
+    """bench/step_timeline.py's output (in `path`, alone or in a log): one
+    row per model, each kernel of its step as duration / gap / adds."""
+    if not path or not os.path.exists(path):
+        return ""
+    models, current = [], None
+    for line in open(path):
+        m = re.match(r"== (\S+)\.so (\S+) T=(\d+) B=(\d+): ([\d.]+) ms per call untraced, "
+                     r"([\d.]+) ms traced", line)
+        if m:
+            current = {"model": m.group(1), "untraced": m.group(5), "traced": m.group(6),
+                       "kernels": []}
+            models.append(current)
+            continue
+        if current is None:
+            continue
+        m = re.match(r"  before the first step ([\d.]+) us .*a step: ([\d.]+) us", line)
+        if m:
+            current["before"], current["step"] = m.group(1), m.group(2)
+            continue
+        m = re.match(r"  (\S+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)$", line)
+        if m and "step" in current:
+            current["kernels"].append((kernel_label(m.group(1)),) + m.groups()[1:])
+        elif not line.startswith("  "):
+            current = None
+    if not models:
+        return ""
+    out = ["| model | call untraced / traced (ms) | before the first step (µs) | step (µs) "
+           "| each kernel of the step: duration / gap / adds (µs) |",
+           "|---|---|---|---|---|"]
+    for m in models:
+        labels = [k[0] for k in m["kernels"]]
+        seen, cells = {}, []
+        for label, duration, gap, adds in m["kernels"]:
+            if labels.count(label) > 1:
+                seen[label] = seen.get(label, 0) + 1
+                label = f"{label} {seen[label]}"
+            cells.append(f"{label} {duration} / {gap} / {adds}")
+        out.append(f"| {MODELS.get(m['model'], m['model'])} | {m['untraced']} / {m['traced']} "
+                   f"| {m.get('before', '')} | {m.get('step', '')} | {'; '.join(cells)} |")
+    return "\n".join(out)
+
+
+def profile_block(path):
+    """The per-kernel profile (bench/kernel_summary.py's tables) in a log."""
+    if not path or not os.path.exists(path):
+        return ""
+    out, inside = [], False
+    for line in open(path):
+        if line.startswith("== per-kernel profile:"):
+            inside = True
+        elif line.startswith("==") or not line.startswith("  "):
+            inside = False
+            continue
+        if inside:
+            out.append(line.rstrip())
+    return "```text\n" + "\n".join(out) + "\n```" if out else ""
+
+
+def train_table(path):
+    """bench/train_bench.py's JSON: one training step, ours against cuDNN."""
+    data = json.load(open(path))
+    cudnn = data.get("cudnn")
+    print(f"Device: {data['device']}, PyTorch {data.get('torch', '?')}"
+          + (f", cuDNN {cudnn // 10000}.{cudnn // 100 % 100}" if cudnn else "") + ".\n")
+    out = ["| cell | config | T, B, I, H | ours, fp32 (ms) | cuDNN fp32 (ms) | cuDNN fp16 (ms) "
+           "| cuDNN fp32 / ours | our gradients vs autograd (max rel.) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        out.append(f"| {CELL[r['kind']]} | {r['name']} | {r['T']}, {r['B']}, {r['I']}, {r['H']} "
+                   f"| {r['ours_ms']:.3f} | {r['cudnn_fp32_ms']:.3f} | {r['cudnn_fp16_ms']:.3f} "
+                   f"| {r['cudnn_fp32_ms'] / r['ours_ms']:.2f}x "
+                   f"| {r['grad_max_rel_err']:.1e} ({r['check']}) |")
+    return "\n".join(out)
+
+
+def main(json_path, probe_path=None, timeline_path=None, log_path=None,
+         runtime_gemm_path=None, dsl_path=None):
+    data = json.load(open(json_path))
     rows = data["results"]
-    probe = probe_times(run_dir)
+    probe = probe_times(probe_path)
     zoo_errors = [r["rel_err"] for r in rows if r.get("check") == "zoo"]
     print(f"Device: {data['device']}.\n")
     print("### fp32 (TF32 allowed)\n")
@@ -169,38 +318,70 @@ def main(run_dir):
     print(zoo_table(rows) + "\n")
     print("### Per step: the GEMMs alone, as the model issues them, and the rest\n")
     print(breakdown_table(rows) + "\n")
+    if table := timeline_table(timeline_path):
+        print("### Where a step's time goes, in the replayed graph\n")
+        print(table + "\n")
+    if block := profile_block(log_path):
+        print("### Per-kernel durations under Nsight Compute (T = 10, B = 64, no graph)\n")
+        print(block + "\n")
     print("### Device memory\n")
     print(memory_table(rows) + "\n")
+    print("### Correctness, same run\n")
     if zoo_errors:
-        print(f"Correctness, same run: all {len(zoo_errors)} examples of `examples/` on CUDA "
+        print(f"* All {len(zoo_errors)} examples of `examples/` on CUDA "
               f"within {max(zoo_errors):.1e} of float64 numpy (T = 7, B = 3).")
     for r in rows:
         if r.get("check") == "two_stage_h1024":
             calls = len(r.get("per_call", [])) or 4
-            print(f"{r['cell']} at I = H = 1024, B = 64 (K-split partials), {calls} calls "
+            print(f"* {r['cell']} at I = H = 1024, B = 64 (K-split partials), {calls} calls "
                   f"(direct, then graph): within {r['rel_err']:.1e} of float64 numpy "
                   f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "persistent":
             path = "the persistent kernel" if not r["equal_to_stepwise"] else "the step loop"
-            print(f"{r['kind']}{' (reverse)' if r.get('reverse') else ''} "
+            print(f"* {r['kind']}{' (reverse)' if r.get('reverse') else ''} "
                   f"(H = {r.get('H', 2048)}) "
                   f"T = {r['T']}, B = {r['B']}, direct and graph: "
                   f"within {r['rel_err']:.1e} of torch.nn (float32), ran {path} "
                   f"({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "changing_inputs":
-            print(f"{r['cell']} at I = H = 1024, B = 64, {len(r['per_call'])} graph replays, "
+            print(f"* {r['cell']} at I = H = 1024, B = 64, {len(r['per_call'])} graph replays, "
                   f"the input changed in place between them (two inputs in turn): within "
                   f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "lengths":
-            print(f"Per-sequence lengths (bidirectional LSTM, T = 7, B = 4), {len(r['per_call'])} "
+            print(f"* Per-sequence lengths (bidirectional LSTM, T = 7, B = 4), "
+                  f"{len(r['per_call'])} "
                   f"calls, the lengths changed in place between them: within "
                   f"{r['rel_err']:.1e} of float64 numpy ({'ok' if r['ok'] else 'FAIL'}).")
         if r.get("check") == "default_stream_order":
-            print(f"LSTM `medium` on the legacy default stream ({len(r['per_call'])} calls, "
+            print(f"* LSTM `medium` on the legacy default stream ({len(r['per_call'])} calls, "
                   f"each after an in-place change of its input there, its output copied "
                   f"there right after): within {r['rel_err']:.1e} of direct calls "
                   f"({'ok' if r['ok'] else 'FAIL'}).")
+    if table := runtime_gemm_table(runtime_gemm_path):
+        print("\n### The runtime's own GEMMs (bench/runtime_gemm_check.py, same run)\n")
+        print(table)
+    if summary := dsl_summary(dsl_path):
+        print("\n### DSL models on the GPU (bench/dsl_gpu_check.py, same call)\n")
+        print(summary)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", nargs="?", help="a run's $OUT")
+    parser.add_argument("--json", help="gpu_bench.py's JSON of a kept run")
+    parser.add_argument("--log", help="the kept run's log (probe, runtime GEMMs, profile, "
+                        "step timeline)")
+    parser.add_argument("--dsl", help="dsl_gpu_check.py's output from the same call")
+    parser.add_argument("--train", help="train_bench.py's JSON")
+    args = parser.parse_args()
+    if args.train:
+        print(train_table(args.train))
+    elif args.json:
+        main(args.json, args.log, args.log, args.log, args.log, args.dsl)
+    elif args.run_dir:
+        d = args.run_dir
+        main(os.path.join(d, "gpu-bench.json"), os.path.join(d, "step-probe.txt"),
+             os.path.join(d, "step-timeline.txt"), args.log,
+             os.path.join(d, "runtime-gemm.txt"), args.dsl)
+    else:
+        parser.error("give RUN_DIR, --json or --train")

@@ -216,7 +216,7 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
          (persistent ? "convert-step-loops-to-persistent-kernels," : "") +
          // K-split partials added by the step's kernel: the two-stage cells'
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
-         // (bench/experiments/splitk_partials.cu, H100).
+         // (H100, docs/performance-notes.md).
          "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
          "constant-b-flag per-step-flag k-partials=" +
          std::to_string(kPartials) +
@@ -224,7 +224,7 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
          // 256 threads per row's block: since the kernels keep columns in
          // registers and load early, the LayerNorm LSTM at `medium` took
          // 1.388 ms with 256 against 1.463 with 512, 1.571 with 128 and
-         // 1.887 with 1024 (H100, in one process; docs/benchmarks.md).
+         // 1.887 with 1024 (H100, in one process; docs/performance-notes.md).
          // Distinct arguments: rnn_model_run refuses results that overlap
          // an argument or another result, and arguments are never written.
          "convert-buffers-to-gpu,convert-row-groups-to-kernels{block-size=256 "

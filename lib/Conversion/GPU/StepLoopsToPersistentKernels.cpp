@@ -433,7 +433,8 @@ public:
     // The step's rows of what it reads besides the product (its
     // projection) do not depend on it: into L1 while the blocks wait for
     // each other and multiply (the LSTM's pointwise phase took 3.4 us a
-    // step without, 2.3 with, in bench/experiments/persistent_bf16_lstm.cu).
+    // step without, 2.3 with, in the standalone program of
+    // docs/performance-notes.md).
     auto prefetchLoop =
         scf::ForOp::create(b, loc, thread, elements, constant(threads()));
     {

@@ -646,8 +646,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
   // later ones replay it with a single launch. The legacy default stream
   // cannot be captured: calls on it are captured and replayed on a stream of
   // ours, ordered by events (GraphStreamScope). On the H100 that took an
-  // LSTM at `medium` from 2.83 ms, run kernel by kernel, to the 1.16 of a
-  // call on a stream of the caller's (docs/benchmarks.md, tenth session).
+  // LSTM at `medium` from 2.72 ms, run kernel by kernel, to 1.15, as on a
+  // stream of the caller's (2026-11-23, docs/performance-notes.md).
   if (!graphsThisCall) {
     runCall(call, descriptors);
     return threadError.empty() ? 0 : 1;
@@ -822,7 +822,7 @@ RNN_EXPORT void rnn_cuda_overlap_next_launch() {
   // cuBLAS's bf16/f16 GEMMs on sm_90 let the next grid become resident
   // while they run; our kernels then sat on the GEMM's SMs and made the
   // steps of bf16 models 2-7% slower (measured on the H100,
-  // docs/benchmarks.md), where after f32/TF32 GEMMs and our own kernels
+  // docs/performance-notes.md), where after f32/TF32 GEMMs and our own kernels
   // early launch gains.
   overlapNextLaunch = overlapThisCall && !afterReducedPrecisionCublas;
 }

@@ -3,7 +3,7 @@
 // cuBLAS picks one algorithm per GEMM by heuristic; for the per-step products
 // of a recurrence its pick is not always the fastest in the step (the MGU's
 // K-split partials: 12.3 against 11.4 µs per step for the heuristic's second
-// candidate, bench/experiments/partials_algos.cu). The runtime can run such
+// candidate, docs/performance-notes.md). The runtime can run such
 // a GEMM on the k-th candidate of cuBLASLt's heuristic instead, and the graph
 // tuning (CudaRuntime.cpp) times the call with each.
 //

@@ -6,7 +6,7 @@
 // 22.0 µs against cuBLAS's 29.0, and a step with the pointwise kernel and
 // the packing amortised over 50 steps in 25.3 against 31.7 µs; the GRU's
 // (N = 6144, 48 MiB, about the size of the 50 MiB L2) in 20.3 against 22.1
-// (bench/experiments/packed_tf32_gemm.cu). Weights that fit well inside L2
+// (docs/performance-notes.md). Weights that fit well inside L2
 // are read from L2 at every step, where cuBLAS is faster (an older version
 // of the kernel took 17.6 against 7.1 µs at `medium`, 16 MiB), and a grid
 // over more than one wave lost too (N = 16384, K = 4096): the kernel runs

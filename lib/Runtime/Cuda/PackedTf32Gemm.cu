@@ -25,7 +25,7 @@
 // and a quarter of the block's K range, and streams its weights through a
 // ring of shared-memory slots filled by cp.async, in which each lane copies,
 // and later reads, only its own bytes.
-// Measured against cuBLAS in bench/experiments/packed_tf32_gemm.cu.
+// Measured against cuBLAS: docs/performance-notes.md.
 //
 //===----------------------------------------------------------------------===//
 

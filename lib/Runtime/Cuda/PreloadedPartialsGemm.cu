@@ -13,7 +13,7 @@
 // it waits for the grid ahead of it (griddepcontrol.wait): the weights are
 // constant for the whole model call, so reading them early is safe, and only
 // A's slice (the state the kernel ahead just wrote) is read after the wait.
-// bench/experiments/preload_gemm.cu (H100): a GRU-reset-before step at
+// Measured (H100, docs/performance-notes.md): a GRU-reset-before step at
 // B = 64, H = 1024 takes 13.4 µs with cuBLAS's partials and 12.2 with this
 // kernel; loading the weights after the wait instead cost the experiment's
 // first version of it 0.7 µs per step.
@@ -60,7 +60,7 @@ __device__ void preloadedPartials(const float *a, int64_t lda, const float *w,
   constexpr int kSlice = kGroupDepth * kGroups, kStride = kSlice + kPad;
   // Blocks of 128 columns (8 warps, reading A's slice once for twice the
   // columns) made the GRU's [r; z] product at N = 2048 much slower
-  // (bench/experiments/preload_gemm.cu: 17.2 against 12.2 µs per step).
+  // (17.2 against 12.2 µs per step, docs/performance-notes.md).
   constexpr int kColumns = 64, kThreads = 128 * kGroups;
   extern __shared__ float4 shared4[];
   float *staged = reinterpret_cast<float *>(shared4); // [kRows][kStride]
@@ -122,7 +122,7 @@ __device__ void preloadedPartials(const float *a, int64_t lda, const float *w,
   // acc[j]: rows 8j + 2t and 8j + 2t + 1 of columns n0 + g and n0 + g + 8.
   // Every row tile is multiplied, those past m on the rows staged for them:
   // skipping them (a tile count from m, a branch in the loop) made a GRU
-  // step 40% slower (bench/experiments/preload_gemm.cu, 'tiles from m').
+  // step 40% slower (docs/performance-notes.md).
   float acc[kRows / 8][4] = {};
 #pragma unroll
   for (int p = 0; p < kGroupDepth / 16; ++p) {
