@@ -6,9 +6,10 @@ checks every call (counts, dtypes, ranks, sizes) and errors come back as
 `RNNError`, with the runtime's status code, its name and its message.
 
 Where things are found:
-  * rnn-compile: env RNN_COMPILE, else <repo>/build/bin/rnn-compile;
-  * librnn_runtime.so: env RNN_RUNTIME_LIB, else <repo>/build/lib/librnn_runtime.so;
-where <repo> is two levels above this file's directory (python/rnn/ -> repo).
+  * rnn-compile: env RNN_COMPILE, else <build>/bin/rnn-compile;
+  * librnn_runtime.so: env RNN_RUNTIME_LIB, else <build>/lib/librnn_runtime.so;
+where <build> is env RNN_BUILD_DIR (as scripts/build.sh takes it), else <repo>/build, and
+<repo> is two levels above this file's directory (python/rnn/ -> repo).
 """
 
 import ctypes
@@ -99,11 +100,17 @@ _runtime = None
 _runtime_lock = threading.Lock()
 
 
+def _build_dir():
+    """$RNN_BUILD_DIR (as the scripts take it), else <repo>/build."""
+    env = os.environ.get("RNN_BUILD_DIR")
+    return Path(env) if env else REPO_ROOT / "build"
+
+
 def _runtime_path():
     env = os.environ.get("RNN_RUNTIME_LIB")
     if env:
         return env
-    return str(REPO_ROOT / "build" / "lib" / "librnn_runtime.so")
+    return str(_build_dir() / "lib" / "librnn_runtime.so")
 
 
 def load_runtime():
@@ -422,9 +429,10 @@ def _desc_tensors(descs):
 
 def _compiler_path():
     env = os.environ.get("RNN_COMPILE")
-    path = env or str(REPO_ROOT / "build" / "bin" / "rnn-compile")
+    path = env or str(_build_dir() / "bin" / "rnn-compile")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        where = f"{path!r} (from RNN_COMPILE)" if env else f"{path!r} (set RNN_COMPILE to override)"
+        where = (f"{path!r} (from RNN_COMPILE)" if env else
+                 f"{path!r} (set RNN_COMPILE, or RNN_BUILD_DIR, to override)")
         raise CompileError(f"rnn-compile not found: looked for {where}")
     return path
 

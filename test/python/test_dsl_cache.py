@@ -147,3 +147,22 @@ def test_load_in_process(tmp_path):
         loaded(np.ones((2, 3, 5), np.float32))
     with pytest.raises(FileNotFoundError, match="not a directory written by NumpyRNN.save"):
         rnn.load(tmp_path)
+
+
+def test_build_dir_is_honoured(tmp_path):
+    """RNN_BUILD_DIR, which the scripts take, tells the package where rnn-compile and the
+    runtime are (RNN_COMPILE and RNN_RUNTIME_LIB still win)."""
+    script = ("from rnn import runtime; print(runtime.compiler_path()); "
+              "print(runtime.runtime_path())")
+    env = {k: v for k, v in os.environ.items() if k not in ("RNN_COMPILE", "RNN_RUNTIME_LIB")}
+    build = Path(rt.compiler_path()).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env={**env, "RNN_BUILD_DIR": str(build),
+                              "PYTHONPATH": str(Path(rnn.__file__).parents[1])})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(build / "bin" / "rnn-compile"),
+                                  str(build / "lib" / "librnn_runtime.so")]
+    missing = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env={**env, "RNN_BUILD_DIR": str(tmp_path),
+                                  "PYTHONPATH": str(Path(rnn.__file__).parents[1])})
+    assert "rnn-compile not found" in missing.stderr and str(tmp_path) in missing.stderr
