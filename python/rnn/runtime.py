@@ -103,7 +103,7 @@ _runtime_lock = threading.Lock()
 def _build_dir():
     """$RNN_BUILD_DIR (as the scripts take it), else <repo>/build."""
     env = os.environ.get("RNN_BUILD_DIR")
-    return Path(env) if env else REPO_ROOT / "build"
+    return Path(env).absolute() if env else REPO_ROOT / "build"
 
 
 def _runtime_path():
