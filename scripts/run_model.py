@@ -12,9 +12,10 @@ on the CPU on the same inputs and the largest relative difference is printed.
 
 For every function of the model: the arguments come from its signature, with
 random normal data (the sequence and the states at scale 1, the parameters,
-which have static shapes, at scale 0.3 so that the gates do not saturate). A
-dynamic size is T in dim 0 of a rank-3 argument (the sequence, [T, B, I]) and
-B everywhere else (the states, [B, H]). The function runs --runs times; the
+which have static shapes, at scale 0.3 so that the gates do not saturate), and
+per-sequence lengths (an integer [B] argument) drawn in [1, T]. A dynamic size
+is T in dim 0 of a rank-3 argument (the sequence, [T, B, I]) and B everywhere
+else (the states, [B, H]). The function runs --runs times; the
 script prints each result's shape and sum (a checksum) and the median wall
 time per call, measured around the Python call (ctypes and the allocation of
 the results included).
@@ -26,8 +27,9 @@ ones); the script prints each gradient's shape and sum and the median time of
 the step against that of the forward alone.
 
 It uses the binding in <repo>/python (rnn.compile_mlir, rnn.Model), which
-finds build/bin/rnn-compile and build/lib/librnn_runtime.so (RNN_COMPILE and
-RNN_RUNTIME_LIB override them).
+finds build/bin/rnn-compile and build/lib/librnn_runtime.so ($RNN_BUILD_DIR for
+another build directory; RNN_COMPILE and RNN_RUNTIME_LIB override them). A model
+may live anywhere; the script's own location gives the repository.
 """
 
 import argparse
@@ -50,9 +52,14 @@ DTYPE_NAMES = {np.dtype(t): name for name, t in FLOAT_DTYPES.items()}
 
 def make_args(signature_args, T, B, rng):
     args = []
-    for dtype, shape in signature_args:
+    for i, (dtype, shape) in enumerate(signature_args):
+        if dtype in ("i32", "i64") and len(shape) == 1 and shape[0] is None:
+            # Per-sequence lengths ([B]): drawn in [1, T].
+            args.append(rng.integers(1, T + 1, size=B).astype(np.dtype(dtype.replace("i", "int"))))
+            continue
         if dtype not in FLOAT_DTYPES:
-            raise SystemExit(f"run_model: this script fills float arguments only, not {dtype}")
+            raise SystemExit(f"run_model: argument #{i} is {dtype} {list(shape)}; this script "
+                             "fills float arguments and [B] integer lengths only")
         dynamic = any(s is None for s in shape)
         concrete = tuple((T if len(shape) == 3 and d == 0 else B) if s is None else s
                          for d, s in enumerate(shape))
