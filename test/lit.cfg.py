@@ -17,11 +17,15 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rnn_obj_root, "test")
 # test/python holds the pytest suite (and its .mlir models), run by
 # scripts/test.sh next to lit.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "python"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in", "python", "consumer"]
 
 config.substitutions.append(("%rnn_src_root", config.rnn_src_root))
 config.substitutions.append(("%rnn_obj_root", config.rnn_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.rnn_src_root, "examples")))
+# test/Embedding builds a project against the installed package.
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%c_compiler", config.c_compiler))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
 
 # Variables named in CHECK lines must not leak across CHECK-LABEL blocks.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
