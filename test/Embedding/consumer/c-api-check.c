@@ -59,8 +59,7 @@ int main(void) {
     return 1;
   }
   MlirOperation op = mlirModuleGetOperation(module);
-  printf("parsed and verified: %s\n",
-         mlirOperationVerify(op) ? "yes" : "no");
+  printf("parsed and verified: %s\n", mlirOperationVerify(op) ? "yes" : "no");
 
   MlirPassManager pm = mlirPassManagerCreate(context);
   MlirLogicalResult parsed = mlirParsePassPipeline(
