@@ -5,7 +5,7 @@
 // K-split partials: 12.3 against 11.4 µs per step for the heuristic's second
 // candidate, docs/performance-notes.md). The runtime can run such
 // a GEMM on the k-th candidate of cuBLASLt's heuristic instead, and the graph
-// tuning (CudaRuntime.cpp) times the call with each.
+// tuning (GraphTuning.cpp) times the call with each.
 //
 //===----------------------------------------------------------------------===//
 
