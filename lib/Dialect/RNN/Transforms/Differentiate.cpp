@@ -264,6 +264,16 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   MLIRContext *context = func.getContext();
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
+  // Gradients are tensors of the arguments' and results' types.
+  FunctionType type = func.getFunctionType();
+  for (auto [kind, types] :
+       {std::pair<StringRef, TypeRange>{"argument", type.getInputs()},
+        {"result", type.getResults()}})
+    for (auto [i, t] : llvm::enumerate(types))
+      if (!isa<RankedTensorType>(t))
+        return func.emitOpError()
+               << "cannot be differentiated: " << kind << " #" << i << " is "
+               << t << ", not a ranked tensor";
   for (Operation &op : body.without_terminator())
     if (op.getNumRegions() != 0 && !isa<PointwiseOp>(&op))
       return op.emitOpError() << "has regions; @" << func.getSymName()

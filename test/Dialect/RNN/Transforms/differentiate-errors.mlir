@@ -62,3 +62,23 @@ func.func @region(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   }
   return %b : tensor<?x4xf32>
 }
+
+// -----
+
+// Gradients are tensors: a public function of other types (found by the
+// fuzzer: this crashed the pass) is refused with its first such type.
+// expected-error @below {{'func.func' op cannot be differentiated: argument #0 is 'index', not a ranked tensor}}
+func.func @rows(%a: index, %b: index) -> index {
+  %c = arith.addi %a, %b : index
+  return %c : index
+}
+
+// -----
+
+// expected-error @below {{'func.func' op cannot be differentiated: result #1 is 'index', not a ranked tensor}}
+func.func @with_size(%a: tensor<?x4xf32>) -> (tensor<?x4xf32>, index) {
+  %c0 = arith.constant 0 : index
+  %t = rnn.tanh %a : tensor<?x4xf32>
+  %n = tensor.dim %a, %c0 : tensor<?x4xf32>
+  return %t, %n : tensor<?x4xf32>, index
+}
