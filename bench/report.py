@@ -298,6 +298,52 @@ def train_table(path):
     return "\n".join(out)
 
 
+def _cudnn_best(entry, measurement, precisions):
+    """(ms, algorithm, precision) of the fastest checked cuDNN algorithm for `measurement`
+    over `precisions` in one cudnn_rnn_bench result, or None."""
+    best = None
+    for prec in entry["precisions"]:
+        if prec["precision"] not in precisions:
+            continue
+        for algo in prec.get("algos", []):
+            m = algo.get("measurements", {}).get(measurement, {})
+            if m.get("supported") and m.get("check_passed") and \
+                    (best is None or m["median_ms"] < best[0]):
+                best = (m["median_ms"], algo["algo"], prec["precision"])
+    return best
+
+
+def cudnn_table(cudnn_path, ours_path):
+    """cuDNN's every algorithm measured directly (bench/cudnn_rnn_bench.cpp) against our
+    forward calls of a kept gpu_bench run: the best cuDNN algorithm in our precision class
+    (fp32 with TF32 allowed; bf16 against the 16-bit best, fp16 or bf16), and PyTorch's
+    default choice beside it."""
+    cudnn = json.load(open(cudnn_path))
+    ours = {(r["kind"], r["config"]): r for r in json.load(open(ours_path))["results"]
+            if "ours_ms" in r and "kind" in r and "check" not in r}
+    entries = {(e["cell"], e["config"]["name"]): e for e in cudnn["results"]}
+    out = ["| cell | config | precision | ours (ms) | cuDNN best (ms) | its algorithm | "
+           "cuDNN best / ours | PyTorch's choice (ms) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for (kind, config), r in ours.items():
+        cell = kind.removesuffix("_bf16")
+        entry = entries.get((cell, config))
+        if entry is None:
+            continue
+        classes = (("bf16", "fp16") if kind.endswith("_bf16") else ("fp32",))
+        best = _cudnn_best(entry, "inference", classes)
+        torch_ms = min((p["torch_default"]["inference_median_ms"] for p in entry["precisions"]
+                        if p["precision"] in classes and p.get("torch_default", {})
+                        .get("inference_median_ms")), default=None)
+        if best is None:
+            continue
+        out.append(f"| {CELL[kind]} | {config} | {'bf16 (cuDNN: fp16 or bf16)' if kind.endswith('_bf16') else 'fp32, TF32'} "
+                   f"| {r['ours_ms']:.3f} | {best[0]:.3f} | {best[1]} ({best[2]}) "
+                   f"| {best[0] / r['ours_ms']:.2f}x "
+                   f"| {'' if torch_ms is None else f'{torch_ms:.3f}'} |")
+    return "\n".join(out)
+
+
 def main(json_path, probe_path=None, timeline_path=None, log_path=None,
          runtime_gemm_path=None, dsl_path=None):
     data = json.load(open(json_path))
@@ -373,8 +419,12 @@ if __name__ == "__main__":
                         "step timeline)")
     parser.add_argument("--dsl", help="dsl_gpu_check.py's output from the same call")
     parser.add_argument("--train", help="train_bench.py's JSON")
+    parser.add_argument("--cudnn", nargs=2, metavar=("CUDNN_JSON", "OURS_JSON"),
+                        help="cudnn_rnn_bench's JSON and a kept gpu_bench JSON")
     args = parser.parse_args()
-    if args.train:
+    if args.cudnn:
+        print(cudnn_table(*args.cudnn))
+    elif args.train:
         print(train_table(args.train))
     elif args.json:
         main(args.json, args.log, args.log, args.log, args.log, args.dsl)
