@@ -11,7 +11,8 @@ the CPU (outputs and the gradients of a random weighted sum of them with respect
 input, the initial states and every parameter, with per-sequence lengths including 0 and
 1), and saves module and reference with torch.save (the module carries its libraries). It
 also builds the LSTM and GRU at `medium` (T = 100, B = 64, I = H = 1024) for a first timing
-of the training step, and the network of examples/train_ddp.py (for its --module:
+of the training step (also built with save="states": less memory, more time), and the
+network of examples/train_ddp.py (for its --module:
 `ddp-module DIR FILE` writes it there with its weights drawn).
 
 `check` runs each module on CUDA in float32 (TF32 off), under autocast float16 and bfloat16,
@@ -99,6 +100,11 @@ def build(directory):
         for mm in ("tf32", torch.float16, torch.bfloat16):
             model.build("cuda", torch.float32, matmul_dtype=mm)
         _save(_without_weights(model), directory, f"medium_{kind}")
+        # The same network saving only the states (the backward recomputes the
+        # gates): less memory for more time, in fp32 (TF32).
+        states = rnn.RNN(getattr(rnn.zoo, kind), MEDIUM["I"], MEDIUM["H"], save="states")
+        states.build("cuda", torch.float32, matmul_dtype="tf32")
+        _save(_without_weights(states), directory, f"medium_{kind}_states")
         print(f"torch-gpu-build: medium_{kind}")
     # examples/train_ddp.py --module: its default network, for CUDA in float32 (TF32).
     torch.manual_seed(0)
@@ -250,6 +256,8 @@ def bench(directory, results, rounds=3):
     for kind in ("lstm", "gru"):
         ours = _with_weights(_load(directory, f"medium_{kind}"))
         ours = ours.cuda()
+        states = _load(directory, f"medium_{kind}_states").cuda()
+        states.load_state_dict(ours.state_dict())
         ref = getattr(torch.nn, kind.upper())(MEDIUM["I"], MEDIUM["H"]).cuda()
         ref.load_state_dict(ours.state_dict())
         gen = torch.Generator(device="cuda").manual_seed(2)
@@ -267,14 +275,16 @@ def bench(directory, results, rounds=3):
                 return run
 
             fns = {"ours": step(ours), "torch": step(ref)}
+            if dt is None:
+                fns["ours_save_states"] = step(states)
             # Correctness first: gradients of the input within the precision's tolerance.
             grads = {}
             for k, fn in fns.items():
                 x.grad = None
                 fn()
                 grads[k] = x.grad.clone()
-            err = ((grads["ours"] - grads["torch"]).abs().max() /
-                   grads["torch"].abs().max()).item()
+            err = max(((grads[k] - grads["torch"]).abs().max() /
+                       grads["torch"].abs().max()).item() for k in fns if k != "torch")
             samples = {k: [] for k in fns}
             for _ in range(rounds):
                 for k, fn in fns.items():
@@ -293,8 +303,14 @@ def bench(directory, results, rounds=3):
                   f"{row['torch_ms']:.3f} [{row['torch_ms_min']:.3f}-{row['torch_ms_max']:.3f}]"
                   f"  x{row['speedup']:.2f}  peak MiB ours {row['ours_peak_mib']:.0f} torch "
                   f"{row['torch_peak_mib']:.0f}  dx err {err:.1e}", flush=True)
-            ours.zero_grad()
-            ref.zero_grad()
+            if "ours_save_states_ms" in row:
+                print(f"{kind} medium {precision:9s} ours, save='states' "
+                      f"{row['ours_save_states_ms']:.3f} ms "
+                      f"[{row['ours_save_states_ms_min']:.3f}-"
+                      f"{row['ours_save_states_ms_max']:.3f}]  peak MiB "
+                      f"{row['ours_save_states_peak_mib']:.0f}", flush=True)
+            for module in (ours, states, ref):
+                module.zero_grad()
 
 
 def check(directory, out_json):
