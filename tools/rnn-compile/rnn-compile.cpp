@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -117,8 +118,21 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Applies MLIR's pass-manager command-line options (timing, IR printing,
+/// crash reproducers) to a pass manager of one of the stages.
+static LogicalResult configure(PassManager &pm) {
+  if (failed(mlir::applyPassManagerCLOptions(pm)))
+    return failure();
+  mlir::applyDefaultTimingPassManagerCLOptions(pm);
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after-all,
+  // ...) apply to every stage's pass manager.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "rnn IR to a shared library\n");
 
   bool cuda = target == Target::CUDA;
@@ -208,6 +222,8 @@ int main(int argc, char **argv) {
       return fail("--matmul-type must be f32, bf16, f16 or tf32, not '" +
                   matmulType + "'");
     PassManager pm(&context);
+    if (failed(configure(pm)))
+      return fail("the pass manager options are invalid");
     rnn::ReduceMatmulPrecisionOptions options;
     options.elementType = matmulType;
     pm.addPass(rnn::createReduceMatmulPrecision(options));
@@ -223,6 +239,8 @@ int main(int argc, char **argv) {
     // Gate matmuls that share a left operand merge first, so that the
     // adjoint multiplies by the merged weight once (one dh matmul a step).
     PassManager pm(&context);
+    if (failed(configure(pm)))
+      return fail("the pass manager options are invalid");
     if (!noOptimize) {
       pm.addPass(createCanonicalizerPass());
       pm.addPass(rnn::createConcatGateMatmuls());
@@ -235,6 +253,8 @@ int main(int argc, char **argv) {
   }
   if (!noOptimize) {
     PassManager pm(&context);
+    if (failed(configure(pm)))
+      return fail("the pass manager options are invalid");
     rnn::buildOptimizePipeline(pm, rnn::OptimizePipelineOptions());
     if (failed(pm.run(*module)))
       return fail("rnn-optimize failed");
@@ -268,6 +288,8 @@ int main(int argc, char **argv) {
   }
 
   PassManager lowering(&context);
+  if (failed(configure(lowering)))
+    return fail("the pass manager options are invalid");
   std::string pipeline =
       cuda ? rnn::cudaLoweringPipeline(
                  gpuChip, kPartials < 0 ? rnn::kCudaKPartials : kPartials,
