@@ -14,7 +14,11 @@ is dropped and compiled again.
 import hashlib
 import json
 import os
+import re
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from . import runtime as _runtime
@@ -56,6 +60,19 @@ def cache_key(ir, options):
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+PROGRESS_AFTER_S = 5.0
+
+
+def _say_compiling(ir, extra_args, start):
+    if os.environ.get("RNN_QUIET"):
+        return
+    cells = ", ".join(dict.fromkeys(re.findall(r"rnn\.cell @(\w+)", ir))) or "?"
+    print(f"rnn: compiling a model of cell(s) {cells} with rnn-compile "
+          f"{' '.join(map(str, extra_args))} ({time.monotonic() - start:.0f} s so far; "
+          "large cells and many layers take longer, and the result is cached; "
+          "RNN_QUIET=1 hides this)", file=sys.stderr, flush=True)
+
+
 def _digest(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -90,6 +107,11 @@ def compile_cached(ir, optimize=True, extra_args=()):
     side = [tmp[:-3] + ".mlir", tmp[:-3] + ".sha256"]
     try:
         stats["compiles"] += 1
+        # A long build says what it is doing (once, on stderr) rather than nothing.
+        notice = threading.Timer(PROGRESS_AFTER_S, _say_compiling,
+                                 args=(ir, extra_args, time.monotonic()))
+        notice.daemon = True
+        notice.start()
         try:
             _runtime.compile_mlir(ir, tmp, optimize=optimize, extra_args=extra_args)
         except _runtime.CompileError as e:
@@ -99,6 +121,8 @@ def compile_cached(ir, optimize=True, extra_args=()):
                     f"wrote it (was {d} cleared or removed meanwhile?); building again will "
                     "recompile") from None
             raise
+        finally:
+            notice.cancel()
         with open(side[0], "w") as f:
             f.write(ir)
         with open(side[1], "w") as f:

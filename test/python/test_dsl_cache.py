@@ -166,3 +166,14 @@ def test_build_dir_is_honoured(tmp_path):
                              env={**env, "RNN_BUILD_DIR": str(tmp_path),
                                   "PYTHONPATH": str(Path(rnn.__file__).parents[1])})
     assert "rnn-compile not found" in missing.stderr and str(tmp_path) in missing.stderr
+
+
+def test_long_compile_says_so(tmp_path, monkeypatch, capsys):
+    """A compile that takes longer than PROGRESS_AFTER_S says on stderr what it builds."""
+    from rnn import cache
+    monkeypatch.setenv("RNN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("RNN_QUIET", raising=False)
+    monkeypatch.setattr(cache, "PROGRESS_AFTER_S", 0.0)
+    rnn.NumpyRNN(rnn.zoo.mgu, 5, 7)
+    err = capsys.readouterr().err
+    assert "rnn: compiling a model of cell(s) mgu_i5 with rnn-compile" in err
