@@ -90,6 +90,13 @@ RNN_COMPILE="${RNN_COMPILE:-$BUILD/bin/rnn-compile}" \
 RNN_RUNTIME_LIB="${RNN_RUNTIME_LIB:-$BUILD/lib/librnn_runtime.so}" \
   python3 scripts/run_model.py "examples/$NAME.mlir" -o "$OUT/$NAME.train.so" -T 16 -B 4 \
     --runs 20 --training
+# Training from PyTorch: rnn.RNN, a torch.nn.Module, against torch.nn.LSTM from
+# the same weights on the same batches (docs/torch.md), shortened.
+if python3 -c "import torch" 2>/dev/null; then
+  echo "-- training with PyTorch: rnn.RNN(rnn.zoo.lstm) against torch.nn.LSTM, a character model"
+  RNN_BUILD_DIR="$BUILD" python3 examples/train_char_lm.py --steps 20 --batch 8 --seq 32 \
+    --hidden 64 --device "$DEVICE"
+fi
 
 if [[ "$DEVICE" == cuda ]]; then
   echo "-- ran on: GPU, $(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
