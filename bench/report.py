@@ -337,7 +337,8 @@ def cudnn_table(cudnn_path, ours_path):
                         .get("inference_median_ms")), default=None)
         if best is None:
             continue
-        out.append(f"| {CELL[kind]} | {config} | {'bf16 (cuDNN: fp16 or bf16)' if kind.endswith('_bf16') else 'fp32, TF32'} "
+        precision = "bf16 (cuDNN: fp16 or bf16)" if kind.endswith("_bf16") else "fp32, TF32"
+        out.append(f"| {CELL[kind]} | {config} | {precision} "
                    f"| {r['ours_ms']:.3f} | {best[0]:.3f} | {best[1]} ({best[2]}) "
                    f"| {best[0] / r['ours_ms']:.2f}x "
                    f"| {'' if torch_ms is None else f'{torch_ms:.3f}'} |")

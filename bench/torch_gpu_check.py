@@ -5,25 +5,25 @@
     python3 bench/torch_gpu_check.py check DIR JSON   # on the GPU machine
 
 `build` makes, for every zoo cell, a 2-layer bidirectional rnn.RNN (I = 32, H = 64; the SRU,
-whose highway needs I = H, one direction), compiles its CUDA libraries (float32 exact, and the float16 and bfloat16 matmul
-variants that torch.autocast and .half() / .bfloat16() use), computes a float64 reference on
-the CPU (outputs and the gradients of a random weighted sum of them with respect to the
-input, the initial states and every parameter, with per-sequence lengths including 0 and
-1), and saves module and reference with torch.save (the module carries its libraries). It
-also builds the LSTM and GRU at `medium` (T = 100, B = 64, I = H = 1024) for a first timing
-of the training step (also built with save="states": less memory, more time), and the
-network of examples/train_ddp.py (for its --module:
-`ddp-module DIR FILE` writes it there with its weights drawn).
+whose highway needs I = H, one direction), compiles its CUDA libraries (float32 exact, and
+the float16 and bfloat16 matmul variants that torch.autocast and .half() / .bfloat16() use),
+computes a float64 reference on the CPU (outputs and the gradients of a random weighted sum
+of them with respect to the input, the initial states and every parameter, with per-sequence
+lengths including 0 and 1), and saves module and reference with torch.save (the module
+carries its libraries). It also builds the LSTM and GRU at `medium` (T = 100, B = 64, I = H
+= 1024) for a first timing of the training step (also built with save="states": less memory,
+more time), and the network of examples/train_ddp.py (for its --module: `ddp-module DIR
+FILE` writes it there with its weights drawn).
 
 `check` runs each module on CUDA in float32 (TF32 off), under autocast float16 and bfloat16,
-and with .half() parameters; the gradients come from the compiled CUDA backward (the
-library in use is the CUDA one: checked). Errors per tensor: max |ours - ref| / max |ref|
-in fp32, ||ours - ref|| / ||ref|| with fp16 / bf16 matmuls, within LIMITS or within
+and with .half() parameters; the gradients come from the compiled CUDA backward (the library
+in use is the CUDA one: checked). Errors per tensor: max |ours - ref| / max |ref| in fp32,
+||ours - ref|| / ||ref|| with fp16 / bf16 matmuls, within LIMITS or within
 SENSITIVITY_FACTOR times what the type's rounding of the inputs and weights alone moves the
-float32 network (_sensitivity). Then the training step (forward + backward of a weighted sum) of ours and
-torch.nn.LSTM / GRU in the same precision, same inputs, alternating rounds, CUDA events,
-median and spread, and the peak memory of a step (torch.cuda.max_memory_allocated).
-"""
+float32 network (_sensitivity). Then the training step (forward + backward of a weighted
+sum) of ours and torch.nn.LSTM / GRU in the same precision, same inputs, alternating rounds,
+CUDA events, median and spread, and the peak memory of a step
+(torch.cuda.max_memory_allocated)."""
 import copy
 import json
 import lzma

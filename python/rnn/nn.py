@@ -302,8 +302,7 @@ class RNN(nn.Module):
             if lengths is not None:
                 raise ValueError("lengths: a PackedSequence carries its own lengths")
             sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
-            input, lengths = pad_packed_sequence(input)
-            lengths = lengths.to(input.device)
+            input, lengths = pad_packed_sequence(input)  # lengths on the CPU: checked there
         if not torch.is_tensor(input):
             raise TypeError(f"input: expected a torch tensor or a PackedSequence, got "
                             f"{type(input).__name__} (for numpy arrays use rnn.NumpyRNN)")

@@ -61,3 +61,11 @@ def line_of(path, marker):
             if marker in line:
                 return n
     raise AssertionError(f"{marker!r} not in {path}")
+
+
+@rnn.cell(states=("h",))
+def scaled_cell(x, h):
+    """A cell with a rank-0 parameter: h = tanh(W x + s h), s initialised to 0.5."""
+    s = rnn.param("s", (), init=0.5)
+    W = rnn.param("W", (rnn.H, rnn.I))
+    return rnn.tanh(x @ W.T + s * h)

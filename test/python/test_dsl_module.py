@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import reference
-from test_dsl_common import assert_close, rand, randomize, params_of, rnn
+from test_dsl_common import assert_close, rand, randomize, params_of, rnn, scaled_cell
 
 I, H = 10, 20
 LSTM_P = ["W", "U", "b_W", "b_U"]
@@ -224,16 +224,9 @@ def test_repr_and_properties(bilstm):
     assert bilstm.num_layers == 2 and bilstm.bidirectional and not bilstm.batch_first
 
 
-@rnn.cell(states=("h",))
-def _scaled(x, h):
-    s = rnn.param("s", (), init=0.5)
-    W = rnn.param("W", (rnn.H, rnn.I))
-    return rnn.tanh(x @ W.T + s * h)
-
-
 def test_rank0_parameter_stays_scalar():
     """A rank-0 parameter is a numpy scalar array, and the model runs with it."""
-    model = rnn.NumpyRNN(_scaled, 3, 4, seed=0)
+    model = rnn.NumpyRNN(scaled_cell, 3, 4, seed=0)
     assert model.param("s").shape == ()
     x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
     y, h = model(x)

@@ -22,6 +22,7 @@ from rnn import _torch_ops  # noqa: E402
 from torch.nn.utils.rnn import pack_padded_sequence  # noqa: E402
 
 import cellgen  # noqa: E402
+from test_dsl_common import scaled_cell  # noqa: E402
 
 F64 = torch.float64
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -371,13 +372,6 @@ def test_bias_false_and_proj_size():
     torch.testing.assert_close(proj(x)[0], ref(x)[0])
     from_torch = rnn.RNN.from_torch(ref)
     torch.testing.assert_close(from_torch(x)[1][0], ref(x)[1][0])
-
-
-@rnn.cell(states=("h",))
-def scaled_cell(x, h):
-    s = rnn.param("s", (), init=0.5)
-    W = rnn.param("W", (rnn.H, rnn.I))
-    return rnn.tanh(x @ W.T + s * h)
 
 
 def test_rank0_parameter():
