@@ -14,6 +14,7 @@ import hashlib
 import math
 import os
 import pickle
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +82,10 @@ class RNN(nn.Module):
             if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
                 raise ValueError(f"{name} should be a number in range [0, 1] representing "
                                  f"the probability of an element being zeroed, got {p!r}")
+        if dropout and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          f"non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
         if save not in ("gates", "states"):
             raise ValueError(f"save must be 'gates' or 'states', got {save!r}")
         dtype = torch.get_default_dtype() if dtype is None else dtype

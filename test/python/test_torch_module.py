@@ -456,6 +456,8 @@ def test_errors():
         model(torch.randn(T, B, I), lengths=torch.tensor([5, 1]))
     with pytest.raises(TypeError, match="lengths: expected integers"):
         model(torch.randn(T, B, I), lengths=torch.tensor([1.5, 1.0]))
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        rnn.RNN(rnn.zoo.gru, I, H, dropout=0.2)  # as torch.nn.GRU warns: it drops nothing
     with pytest.raises(ValueError, match="dropout should be a number"):
         rnn.RNN(rnn.zoo.lstm, I, H, dropout=1.5)
     with pytest.raises(TypeError, match="must be an rnn.Cell"):
