@@ -246,10 +246,14 @@ def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
     kernel. The host never touches the data: it only launches kernels and
     GEMMs and computes buffer metadata. The deallocation bookkeeping (small
     buffers of `index` addresses and `i1` ownership flags that host code
-    reads) stays in host memory.
+    reads) stays in host memory. A constant (splat) global whose address
+    host code hands to a library call (a GEMM operand) becomes a device
+    buffer filled with its value; kernels read constant globals through
+    their own copy (`sink-views-into-kernels`).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def ConvertRowGroupsToKernels

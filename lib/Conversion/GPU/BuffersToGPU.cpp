@@ -2,9 +2,12 @@
 
 #include "rnn/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace rnn {
 #define GEN_PASS_DEF_CONVERTBUFFERSTOGPU
@@ -26,9 +29,67 @@ static bool holdsData(Operation *op) {
   return !element.isIndex() && !element.isInteger(1);
 }
 
+/// Whether host code takes the address of `buffer` (or of a view of it) to
+/// hand it to a library call (a GEMM's operand): the library reads it on the
+/// device.
+static bool addressTakenByHost(Value buffer) {
+  for (Operation *user : buffer.getUsers()) {
+    if (isa<memref::ExtractAlignedPointerAsIndexOp>(user))
+      return true;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+      if (view.getViewSource() == buffer &&
+          addressTakenByHost(user->getResult(0)))
+        return true;
+  }
+  return false;
+}
+
+/// A constant tensor of the model (always a splat: `rnn.constant`) is a
+/// constant global in host memory. A kernel that reads it takes the copy
+/// that kernel outlining puts into its GPU module (sink-views-into-kernels
+/// moves the read inside); a library call cannot, so a global whose address
+/// host code passes on becomes a device buffer filled with the splat value
+/// (one fill per call, freed at every return).
+static LogicalResult materializeConstantOnDevice(memref::GetGlobalOp get) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  if (!global || !global.getConstant())
+    return success();
+  auto init =
+      dyn_cast_or_null<SplatElementsAttr>(global.getConstantInitValue());
+  auto func = get->getParentOfType<func::FuncOp>();
+  if (!init || !func)
+    return get.emitOpError("a non-splat constant global that a library call "
+                           "reads cannot be placed in device memory");
+  OpBuilder b(get);
+  Location loc = get.getLoc();
+  MemRefType type = get.getType();
+  Value buffer = memref::AllocOp::create(b, loc, type);
+  Value value =
+      arith::ConstantOp::create(b, loc, init.getSplatValue<TypedAttr>());
+  linalg::FillOp::create(b, loc, value, buffer);
+  func.walk([&](func::ReturnOp ret) {
+    OpBuilder atReturn(ret);
+    memref::DeallocOp::create(atReturn, ret.getLoc(), buffer);
+  });
+  get.getResult().replaceAllUsesWith(buffer);
+  get.erase();
+  return success();
+}
+
 struct ConvertBuffersToGPUPass
     : public rnn::impl::ConvertBuffersToGPUBase<ConvertBuffersToGPUPass> {
   void runOnOperation() override {
+    SmallVector<memref::GetGlobalOp> libraryConstants;
+    getOperation().walk([&](memref::GetGlobalOp get) {
+      if (!get->getParentOfType<gpu::GPUModuleOp>() &&
+          addressTakenByHost(get.getResult()))
+        libraryConstants.push_back(get);
+    });
+    for (memref::GetGlobalOp get : libraryConstants)
+      if (failed(materializeConstantOnDevice(get)))
+        return signalPassFailure();
+
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
       if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op) &&

@@ -28,13 +28,26 @@ using namespace mlir;
 
 namespace {
 
-/// Views, and the constants they are built from. (Sizes stay outside: a
-/// size read inside would make the kernel take the whole buffer it is read
-/// from for one index.)
+/// A constant global's buffer (a constant tensor of the model, e.g. a
+/// scalar that no fused group absorbed). Taken inside the kernel, it is the
+/// copy that kernel outlining puts into the GPU module, in device memory;
+/// taken outside, the kernel would read the host's copy.
+bool isConstantGlobal(Operation *op) {
+  auto get = dyn_cast<memref::GetGlobalOp>(op);
+  if (!get)
+    return false;
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      op, get.getNameAttr());
+  return global && global.getConstant();
+}
+
+/// Views, the constants they are built from, and constant globals. (Sizes
+/// stay outside: a size read inside would make the kernel take the whole
+/// buffer it is read from for one index.)
 bool isCheapToRebuild(Operation *op) {
   return isa<memref::SubViewOp, memref::CastOp, memref::ReinterpretCastOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp>(op) ||
-         matchPattern(op, m_Constant());
+         matchPattern(op, m_Constant()) || isConstantGlobal(op);
 }
 
 /// Rebuilds inside `launch` every cheap op whose result it uses from above,
