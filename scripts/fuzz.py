@@ -4,15 +4,18 @@ and rnn-compile. A tool may reject an input (exit status 1 with a diagnostic); i
 crash (a signal, an assertion, "LLVM ERROR", a stack dump) or hang.
 
     scripts/fuzz.py [--inputs N | --seconds S] [--seed K] [--jobs J] [--compile-every M]
-                    [--timeout T] [--crashes DIR]
+                    [--target cpu|cuda|both] [--timeout T] [--crashes DIR]
 
 The corpus is every .mlir file of examples/ and test/ (test/python/models included). Each
 input is one corpus file with 1-4 mutations drawn from: change a number (sizes, constants,
 indices: 0, 1, a neighbour, a large value), swap two type shapes, drop or duplicate a line,
 swap two SSA names on a line, replace an op name by another rnn op's, truncate the text.
 Each input runs through `rnn-opt --rnn-optimize` and `rnn-opt --rnn-differentiate`; every
---compile-every-th input that rnn-opt accepts also runs through `rnn-compile` (CPU), which
-must compile it or reject it with a diagnostic (never crash). The same seed gives the same
+--compile-every-th input that rnn-opt accepts also runs through `rnn-compile` (--target: the
+CPU by default; `cuda` or `both` compile for the GPU too, which needs the CUDA toolkit but no
+GPU), which must compile it or reject it with a diagnostic (never crash). The suite runs the
+default 2,000 inputs (test/python/test_fuzz.py); a longer run, e.g. `--seconds 3600 --target
+both`, goes further, and bench/gpu_diff.py runs what the CUDA backend compiles on a GPU. The same seed gives the same
 inputs. Crashing and hanging inputs are written to --crashes with the tool's stderr; the last
 line is "fuzz: N inputs, C crashes, H hangs".
 
@@ -122,7 +125,7 @@ def run_tool(cmd, timeout):
     return "crash", err  # an unexpected exit status, or a failure without a diagnostic
 
 
-def fuzz_one(index, source, text, tools, timeout, compile_input, workdir):
+def fuzz_one(index, source, text, tools, timeout, compile_input, workdir, targets=("cpu",)):
     path = Path(workdir) / f"input-{index}.mlir"
     path.write_text(text)
     findings = []
@@ -132,12 +135,12 @@ def fuzz_one(index, source, text, tools, timeout, compile_input, workdir):
         if verdict in ("crash", "hang"):
             findings.append((verdict, f"rnn-opt {flag}", err))
         accepted = accepted or verdict == "ok"
-    if compile_input and accepted and not findings:
+    for target in targets if compile_input and accepted and not findings else ():
         out = Path(workdir) / f"input-{index}.so"
-        verdict, err = run_tool([tools["rnn-compile"], str(path), "-o", str(out), "-O0"],
-                                timeout)
+        verdict, err = run_tool([tools["rnn-compile"], str(path), "-o", str(out), "-O0",
+                                 f"--target={target}"], timeout)
         if verdict in ("crash", "hang"):
-            findings.append((verdict, "rnn-compile", err))
+            findings.append((verdict, f"rnn-compile --target={target}", err))
         out.unlink(missing_ok=True)
     path.unlink(missing_ok=True)
     return index, source, text, findings
@@ -151,6 +154,8 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--compile-every", type=int, default=10)
+    p.add_argument("--target", choices=("cpu", "cuda", "both"), default="cpu",
+                   help="what the compiled inputs are compiled for")
     p.add_argument("--timeout", type=float, default=30.0)
     p.add_argument("--crashes", default=None, help="directory for crashing inputs")
     p.add_argument("--build-dir", default=os.environ.get("RNN_BUILD_DIR", ROOT / "build"))
@@ -159,6 +164,7 @@ def main(argv=None):
     build = Path(args.build_dir)
     tools = {t: str(build / "bin" / t) for t in ("rnn-opt", "rnn-compile")}
     texts = corpus()
+    targets = ("cpu", "cuda") if args.target == "both" else (args.target,)
     rng = random.Random(args.seed)
     deadline = time.monotonic() + args.seconds if args.seconds else None
     counts = {"inputs": 0, "crash": 0, "hang": 0}
@@ -189,7 +195,7 @@ def main(argv=None):
         pending = set()
         for i, source, text, compile_input in inputs():
             pending.add(pool.submit(fuzz_one, i, source, text, tools, args.timeout,
-                                    compile_input, workdir))
+                                    compile_input, workdir, targets))
             if len(pending) >= 4 * args.jobs:
                 finished, pending = concurrent.futures.wait(
                     pending, return_when=concurrent.futures.FIRST_COMPLETED)
