@@ -187,3 +187,18 @@ func.func @accumulating(%ps: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %U: tensor
       params(%U : tensor<4x4xf32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
   return %ys : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A select is a comparison and an arith.select in an elementwise generic,
+// its four operands broadcast.
+// CHECK-LABEL: func.func @select
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %arg0, %{{.*}} : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>)
+// CHECK: %[[C:.*]] = arith.cmpf oge,
+// CHECK: arith.select %[[C]],
+// CHECK-NOT: rnn.
+func.func @select(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %zero = rnn.constant 0.0 : tensor<f32>
+  %relu = rnn.select ge %x, %zero, %x, %zero : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>
+  return %relu : tensor<?x4xf32>
+}

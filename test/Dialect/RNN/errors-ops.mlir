@@ -240,3 +240,28 @@ func.func @layer_norm_epsilon(%a: tensor<?x4xf32>) {
   %r = rnn.layer_norm %a {epsilon = 0.0 : f64} : tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @select_element_type(%x: tensor<?x4xf32>, %y: tensor<?x4xf64>) {
+  // expected-error @+1 {{'rnn.select' op operand on_true has type 'tensor<?x4xf64>' but lhs has element type 'f32' (use rnn.cast)}}
+  %r = rnn.select lt %x, %x, %y, %x : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf64>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @select_broadcast(%x: tensor<?x4xf32>, %y: tensor<8xf32>) {
+  // expected-error @+1 {{'rnn.select' op operands 'tensor<?x4xf32>', 'tensor<?x4xf32>', 'tensor<?x4xf32>' and 'tensor<8xf32>' do not broadcast (at operand on_false): aligned at the trailing dimension, each set of sizes must be equal or 1}}
+  %r = rnn.select le %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @select_predicate(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{custom op 'rnn.select' expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
+  %r = rnn.select above %x, %x, %x, %x : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  return
+}
+

@@ -119,3 +119,23 @@ func.func @peep_seq(%xs: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %W: tensor<4x3
       -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
   return %ys : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A select sends the gradient to the operand it chose: two selects of the
+// gradient and zero, on the same comparison of the saved values.
+// CHECK-LABEL: rnn.cell @sel_adjoint
+// CHECK: %[[ZERO:.*]] = rnn.constant 0.000000e+00 : tensor<f32>
+// CHECK: rnn.select gt %[[T:.*]], %[[H:.*]], %[[G:.*]], %[[ZERO]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<f32>
+// CHECK: rnn.select gt %[[T]], %[[H]], %[[ZERO]], %[[G]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>
+rnn.cell @sel inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %g = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %s = rnn.add %x, %g : tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %s : tensor<?x4xf32>
+  %hn = rnn.select gt %t, %h, %t, %h : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}
+func.func @sel_seq(%xs: tensor<?x?x4xf32>, %h: tensor<?x4xf32>, %U: tensor<4x4xf32>) -> tensor<?x?x4xf32> {
+  %ys, %hT = rnn.scan @sel inputs(%xs : tensor<?x?x4xf32>) init(%h : tensor<?x4xf32>) params(%U : tensor<4x4xf32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys : tensor<?x?x4xf32>
+}

@@ -4,6 +4,7 @@
 #define RNN_DIALECT_RNN_IR_RNNOPS_TD
 
 include "rnn/Dialect/RNN/IR/RNNDialect.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -308,6 +309,47 @@ def RNN_MulOp : RNN_BinaryOp<"mul", "lhs * rhs", [Commutative]> {
 def RNN_DivOp : RNN_BinaryOp<"div", "lhs / rhs"> { let hasFolder = 1; }
 def RNN_MaxOp : RNN_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
 def RNN_MinOp : RNN_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
+
+def RNN_ComparisonPredicate : I64EnumAttr<
+    "ComparisonPredicate", "how rnn.select compares its first two operands", [
+      I64EnumAttrCase<"eq", 0>, I64EnumAttrCase<"ne", 1>,
+      I64EnumAttrCase<"lt", 2>, I64EnumAttrCase<"le", 3>,
+      I64EnumAttrCase<"gt", 4>, I64EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::rnn";
+}
+
+def RNN_SelectOp : RNN_Op<"select", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Elementwise `lhs <predicate> rhs ? on_true : on_false`";
+  let description = [{
+    Compares `lhs` with `rhs` elementwise and takes `on_true` where the
+    comparison holds, `on_false` where it does not. The predicate is one of
+    `eq`, `ne`, `lt`, `le`, `gt`, `ge`, with IEEE semantics: a comparison
+    with a NaN is false, except `ne`, which is true (as numpy's and torch's
+    `==`, `!=`, `<`, ...). The four operands share one element type and
+    broadcast together under the dialect's rule; the result has the
+    broadcast shape.
+
+    It is what a piecewise activation needs that min/max cannot say
+    exactly, e.g. ONNX's ThresholdedRelu `x > alpha ? x : 0`, or an ELU
+    `x >= 0 ? x : alpha·(exp(x) - 1)`. Its derivative sends the gradient to
+    the chosen operand and none to the compared ones.
+
+    ```mlir
+    %y = rnn.select gt %x, %alpha, %x, %zero
+        : tensor<?x32xf32>, tensor<f32>, tensor<?x32xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins RNN_ComparisonPredicate:$predicate,
+                       RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       RNN_FloatTensor:$on_true, RNN_FloatTensor:$on_false);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $predicate $lhs `,` $rhs `,` $on_true `,` $on_false attr-dict `:`
+    type($lhs) `,` type($rhs) `,` type($on_true) `,` type($on_false)
+  }];
+  let hasFolder = 1;
+}
 
 /// A unary pointwise op; the result has the operand's type.
 class RNN_UnaryOp<string mnemonic, string expr, list<Trait> traits = []>
