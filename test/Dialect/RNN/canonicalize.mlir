@@ -174,3 +174,19 @@ func.func @select_not_folds(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %v: tensor
   return %le, %ge, %eq, %ne, %bc : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
 
+// -----
+
+// Identity transposes and reshapes, a transpose undone, reshapes chained.
+// CHECK-LABEL: func.func @layout_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = rnn.reshape %[[X]] : tensor<?x?x4xf32> -> tensor<1x?x?x4xf32>
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[R]]
+func.func @layout_folds(%x: tensor<?x?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<1x?x?x4xf32>) {
+  %id = rnn.transpose %x permutation [0, 1, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %t = rnn.transpose %x permutation [1, 2, 0] : tensor<?x?x4xf32> -> tensor<?x4x?xf32>
+  %back = rnn.transpose %t permutation [2, 0, 1] : tensor<?x4x?xf32> -> tensor<?x?x4xf32>
+  %same = rnn.reshape %x : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %u = rnn.reshape %x : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  %v = rnn.reshape %u : tensor<?x1x?x4xf32> -> tensor<1x?x?x4xf32>
+  return %back, %id, %same, %v : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<1x?x?x4xf32>
+}

@@ -212,6 +212,18 @@ LogicalResult AdjointBuilder::apply(Operation *op) {
       return failure();
     return broadcast(select.getOnFalse(), choose(zero, g0), op);
   }
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [i, d] : llvm::enumerate(permutation))
+      inverse[d] = i;
+    accumulate(x, TransposeOp::create(b, loc, x.getType(), g0, inverse));
+    return success();
+  }
+  if (isa<ReshapeOp>(op)) {
+    accumulate(x, ReshapeOp::create(b, loc, x.getType(), g0));
+    return success();
+  }
   if (isa<NegOp>(op)) {
     accumulate(x, neg(g0));
     return success();

@@ -448,7 +448,7 @@ def RNN_CastOp : RNN_Op<"cast", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Gate split and concatenation
+// Gate split and concatenation, transposes and reshapes
 //===----------------------------------------------------------------------===//
 
 def RNN_SplitOp : RNN_Op<"split", [Pure]> {
@@ -501,6 +501,57 @@ def RNN_ConcatOp : RNN_Op<"concat", [Pure]> {
     /// The concatenation axis (the last one unless `axis` says otherwise).
     int64_t getConcatAxis();
   }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_TransposeOp : RNN_Op<"transpose", [Pure]> {
+  let summary = "Permutes the dimensions of a tensor";
+  let description = [{
+    Dimension `i` of the result is dimension `permutation[i]` of the input:
+    `result[i_0, ..., i_n] = input[j_0, ..., j_n]` with
+    `j_permutation[k] = i_k`. Dynamic sizes (a sequence length, a batch)
+    move with their dimension, so a function's result may be a transposed
+    sequence and still have its sizes follow from its arguments (a
+    batch-first `[B, T, N]` input or output, ONNX's `layout = 1`).
+
+    ```mlir
+    %xs = rnn.transpose %x permutation [1, 0, 2] : tensor<?x?x16xf32> -> tensor<?x?x16xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` $permutation attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$input,
+                                 "::llvm::ArrayRef<int64_t>":$permutation)>];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_ReshapeOp : RNN_Op<"reshape", [Pure]> {
+  let summary = "Inserts or removes dimensions of size 1";
+  let description = [{
+    The same elements in the same order, with dimensions of size 1 added or
+    dropped: the input's dimensions other than static 1s, in order, must be
+    the result's dimensions other than static 1s (a dynamic size matches
+    only a dynamic one). This is the reshape that stacking needs: a
+    direction's `[T, B, H]` outputs become `[T, 1, B, H]` before an
+    `rnn.concat` along axis 1 makes ONNX's `[T, D, B, H]`, and a
+    `[1, B, H]` slice of initial states becomes the `[B, H]` a scan takes.
+    Dimensions are never merged or split, so every dynamic size keeps its
+    meaning and no data moves.
+
+    ```mlir
+    %y4 = rnn.reshape %ys : tensor<?x?x32xf32> -> tensor<?x1x?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }

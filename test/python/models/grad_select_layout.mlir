@@ -1,6 +1,7 @@
 // rnn.select (an ELU, a leaky ReLU and a maximum with the state, each written
 // as a comparison and a choice; continuous, so finite differences see no
-// jump) in a scanned cell (test_gradients.py).
+// jump) in a cell scanned over a batch-first input, with ONNX-shaped results:
+// rnn.transpose and rnn.reshape around the scan (test_gradients.py).
 rnn.cell @select_cell inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf32>)
     params(%W: tensor<20x10xf32>, %U: tensor<20x20xf32>, %b: tensor<20xf32>) -> (tensor<?x20xf32>) {
   %wx = rnn.matmul %x, %W : tensor<?x10xf32>, tensor<20x10xf32> -> tensor<?x20xf32>
@@ -26,11 +27,17 @@ rnn.cell @select_cell inputs(%x: tensor<?x10xf32>) states(%h: tensor<?x20xf32>)
   rnn.yield outputs(%hn : tensor<?x20xf32>) states(%hn : tensor<?x20xf32>)
 }
 
-func.func @select_seq(%xs: tensor<?x?x10xf32>, %h0: tensor<?x20xf32>,
-                      %W: tensor<20x10xf32>, %U: tensor<20x20xf32>, %b: tensor<20xf32>)
-    -> (tensor<?x?x20xf32>, tensor<?x20xf32>) {
-  %ys, %hT = rnn.scan @select_cell inputs(%xs : tensor<?x?x10xf32>) init(%h0 : tensor<?x20xf32>)
+// x [B, T, 10] and h0 [B, 1, 20] in; y [B, T, 1, 20] and h_T [1, B, 20] out.
+func.func @select_batch_first(%x: tensor<?x?x10xf32>, %h0: tensor<?x1x20xf32>,
+                              %W: tensor<20x10xf32>, %U: tensor<20x20xf32>, %b: tensor<20xf32>)
+    -> (tensor<?x?x1x20xf32>, tensor<1x?x20xf32>) {
+  %xs = rnn.transpose %x permutation [1, 0, 2] : tensor<?x?x10xf32> -> tensor<?x?x10xf32>
+  %h = rnn.reshape %h0 : tensor<?x1x20xf32> -> tensor<?x20xf32>
+  %ys, %hT = rnn.scan @select_cell inputs(%xs : tensor<?x?x10xf32>) init(%h : tensor<?x20xf32>)
       params(%W, %U, %b : tensor<20x10xf32>, tensor<20x20xf32>, tensor<20xf32>)
       -> outputs(tensor<?x?x20xf32>) states(tensor<?x20xf32>)
-  return %ys, %hT : tensor<?x?x20xf32>, tensor<?x20xf32>
+  %y4 = rnn.reshape %ys : tensor<?x?x20xf32> -> tensor<?x?x1x20xf32>
+  %y = rnn.transpose %y4 permutation [1, 0, 2, 3] : tensor<?x?x1x20xf32> -> tensor<?x?x1x20xf32>
+  %hT3 = rnn.reshape %hT : tensor<?x20xf32> -> tensor<1x?x20xf32>
+  return %y, %hT3 : tensor<?x?x1x20xf32>, tensor<1x?x20xf32>
 }
