@@ -42,7 +42,8 @@ RNN_OPS = ["rnn.add", "rnn.sub", "rnn.mul", "rnn.div", "rnn.neg", "rnn.sigmoid",
            "rnn.maximum", "rnn.matmul", "rnn.split", "rnn.concat", "rnn.cast",
            "rnn.row_sum", "rnn.row_mean", "rnn.row_max", "rnn.layer_norm", "rnn.scan",
            "rnn.step", "rnn.yield", "rnn.outer_sum", "rnn.sum_to", "rnn.zeros_like",
-           "rnn.previous_states", "rnn.heaviside"]
+           "rnn.previous_states", "rnn.heaviside", "rnn.select", "rnn.transpose",
+           "rnn.reshape"]
 NUMBER = re.compile(r"(?<![\w%#@])\d+(?![\w])")
 SHAPE = re.compile(r"tensor<[^<>]*>")
 SSA = re.compile(r"%[\w]+")

@@ -47,3 +47,11 @@ if ! python3 -c "import torch" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check torch 2>/dev/null ||
     python3 -m pip install --quiet --disable-pip-version-check --break-system-packages torch
 fi
+
+# onnx, for rnn.onnx (importing ONNX models) and its tests, which read the package's own
+# LSTM / GRU / RNN node tests and check against its reference evaluator (a few MB).
+if ! python3 -c "import onnx" 2>/dev/null; then
+  echo "install-deps: installing onnx (PyPI)"
+  python3 -m pip install --quiet --disable-pip-version-check onnx 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages onnx
+fi

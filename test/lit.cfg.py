@@ -34,9 +34,15 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
-tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test", "rnn-example-run-lstm"]
+tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test", "rnn-example-run-lstm", "rnn-import-onnx"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.add_tool_substitutions(["llvm-nm", "llvm-readelf", "not"], [config.llvm_tools_dir])
+
+# rnn-import-onnx reads models with the onnx Python package.
+import subprocess  # noqa: E402
+
+if subprocess.run(["python3", "-c", "import onnx"], capture_output=True).returncode == 0:
+    config.available_features.add("onnx")
 
 # The CUDA lowering serialises kernels with the toolkit's ptxas; its tests
 # need the toolkit (CI has it), not a GPU.

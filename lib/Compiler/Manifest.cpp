@@ -94,6 +94,28 @@ static void collectEqualities(func::FuncOp func, DimUnion &dims) {
         dims.uniteAllDims(concat.getResult(), v, concat.getConcatAxis());
       return;
     }
+    if (auto transpose = dyn_cast<TransposeOp>(op)) {
+      // Sizes move with their dimensions.
+      for (auto [i, d] : llvm::enumerate(transpose.getPermutation()))
+        dims.unite(transpose.getInput(), d, transpose.getResult(), i);
+      return;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // The dimensions other than static 1s correspond in order.
+      auto nonUnit = [](Value v) {
+        SmallVector<int64_t> dims;
+        for (auto [d, size] :
+             llvm::enumerate(cast<RankedTensorType>(v.getType()).getShape()))
+          if (size != 1)
+            dims.push_back(d);
+        return dims;
+      };
+      SmallVector<int64_t> in = nonUnit(reshape.getInput()),
+                           out = nonUnit(reshape.getResult());
+      for (auto [a, b] : llvm::zip(in, out))
+        dims.unite(reshape.getInput(), a, reshape.getResult(), b);
+      return;
+    }
     if (auto outer = dyn_cast<OuterSumOp>(op)) {
       // The operands share their rows; the result [N, K] is static.
       dims.uniteAligned(outer.getLhs(), outer.getRhs(), 1);

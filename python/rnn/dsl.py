@@ -39,7 +39,8 @@ import numpy as np
 __all__ = [
     "Dim", "I", "H", "P", "size", "Tensor", "cell", "Cell", "TracedCell", "ParamSpec",
     "param", "constant", "matmul", "linear", "sigmoid", "tanh", "relu", "exp", "log", "sqrt",
-    "rsqrt", "neg", "minimum", "maximum", "split", "concat", "layer_norm", "reduce_sum",
+    "rsqrt", "neg", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge",
+    "Comparison", "split", "concat", "layer_norm", "reduce_sum",
     "reduce_mean", "reduce_max", "cast", "ShapeError", "CellError", "Location",
     "normalize_dtype", "mlir_dtype",
 ]
@@ -441,6 +442,13 @@ class Tensor:
     def __neg__(self): return _unary("neg", self)
     def __pos__(self): return self
 
+    # Comparisons make a Comparison for rnn.where (`where(x > 0, x, 0.1 * x)`). `==` and
+    # `!=` stay identity (tensors are hashable); rnn.eq / rnn.ne compare values.
+    def __lt__(self, o): return _compare("lt", self, o)
+    def __le__(self, o): return _compare("le", self, o)
+    def __gt__(self, o): return _compare("gt", self, o)
+    def __ge__(self, o): return _compare("ge", self, o)
+
     def __matmul__(self, o):
         return _matmul(self, o, loc=_caller_location())
 
@@ -701,6 +709,86 @@ def rsqrt(x): return _unary("rsqrt", x, _caller_location())
 def neg(x): return _unary("neg", x, _caller_location())
 def minimum(a, b): return _binary("min", a, b, _caller_location())
 def maximum(a, b): return _binary("max", a, b, _caller_location())
+
+
+class Comparison:
+    """`a > b` (and <, <=, >=, rnn.eq, rnn.ne) on rnn tensors: not a tensor, only the
+    condition of `rnn.where(cond, a, b)`, which emits one `rnn.select`."""
+
+    __slots__ = ("predicate", "lhs", "rhs", "location")
+
+    def __init__(self, predicate, lhs, rhs, location):
+        self.predicate, self.lhs, self.rhs, self.location = predicate, lhs, rhs, location
+
+    def __bool__(self):
+        raise CellError("a comparison of symbolic tensors has no truth value (cells have no "
+                        "data-dependent control flow); use it as rnn.where(cond, a, b)",
+                        _caller_location())
+
+    def __repr__(self):
+        return f"<rnn.Comparison {self.lhs!r} {_COMPARE_SYMBOL[self.predicate]} {self.rhs!r}>"
+
+
+_COMPARE_SYMBOL = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _compare(predicate, lhs, rhs, loc=None):
+    loc = loc or _caller_location()
+    symbol = _COMPARE_SYMBOL[predicate]
+    b = _builder(symbol)
+    if not any(isinstance(v, Tensor) for v in (lhs, rhs)):
+        raise CellError(f"{symbol}: at least one operand must be an rnn tensor", loc)
+    for v in (lhs, rhs):
+        if not _is_scalar(v):
+            _check_tensor(v, symbol, b, loc)
+    return Comparison(predicate, lhs, rhs, loc)
+
+
+def eq(a, b):
+    """`a == b` elementwise, as the condition of rnn.where (false where either is NaN)."""
+    return _compare("eq", a, b, _caller_location())
+
+
+def ne(a, b):
+    """`a != b` elementwise, as the condition of rnn.where (true where either is NaN)."""
+    return _compare("ne", a, b, _caller_location())
+
+
+def lt(a, b): return _compare("lt", a, b, _caller_location())
+def le(a, b): return _compare("le", a, b, _caller_location())
+def gt(a, b): return _compare("gt", a, b, _caller_location())
+def ge(a, b): return _compare("ge", a, b, _caller_location())
+
+
+def where(condition, a, b):
+    """torch.where: `a` where `condition` holds, else `b`, elementwise, with broadcasting.
+    `condition` is a comparison of tensors or numbers (`x > 0`, `rnn.ge(x, y)`); the four
+    values broadcast together. One rnn.select."""
+    loc = _caller_location()
+    bld = _builder("where")
+    if isinstance(condition, Tensor):
+        raise CellError("where: the condition must be a comparison (x > 0, rnn.eq(x, y), "
+                        "...), not a tensor; write `where(rnn.ne(t, 0), a, b)` for a tensor t", loc)
+    if not isinstance(condition, Comparison):
+        raise CellError(f"where: the condition must be a comparison (x > 0, rnn.eq(x, y), "
+                        f"...), got {type(condition).__name__}", loc)
+    values = [condition.lhs, condition.rhs, a, b]
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), None)
+    if dtype is None:
+        raise CellError("where: at least one operand must be an rnn tensor", loc)
+    names = ("the comparison's left operand", "the comparison's right operand", "a", "b")
+    ts = [_to_tensor(v, bld, dtype, f"where: {n}", loc) for v, n in zip(values, names)]
+    for t, n in zip(ts, names):
+        if t.dtype != dtype:
+            raise CellError(f"where: element types differ ({n} is {t.dtype}, another operand "
+                            f"{dtype}); convert one with rnn.cast", loc)
+    shape = ts[0].shape
+    for t in ts[1:]:
+        shape = _broadcast(shape, t.shape, "where", loc)
+    out = Tensor(bld, bld.fresh(), shape, dtype)
+    bld.emit(f"{out.name} = rnn.select {condition.predicate} "
+             f"{', '.join(t.name for t in ts)} : {', '.join(t.type for t in ts)}", loc)
+    return out
 
 
 def _axis(axis, ndim, what, loc):

@@ -187,3 +187,31 @@ func.func @accumulating(%ps: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %U: tensor
       params(%U : tensor<4x4xf32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
   return %ys : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A select is a comparison and an arith.select in an elementwise generic,
+// its four operands broadcast; a transpose is a generic that reads its input
+// through the permutation (the dynamic sizes taken from the permuted
+// dimensions); a reshape of unit dimensions is a collapse then an expand
+// (views, no copy).
+// CHECK-LABEL: func.func @select_and_layout
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}}, %arg0, %{{.*}} : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>)
+// CHECK: %[[C:.*]] = arith.cmpf oge,
+// CHECK: arith.select %[[C]],
+// CHECK: %[[D1:.*]] = tensor.dim %arg1, %c1
+// CHECK: %[[D0:.*]] = tensor.dim %arg1, %c0
+// CHECK: tensor.empty(%[[D1]], %[[D0]]) : tensor<?x?x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[$IN:.*]], #[[$OUT:.*]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<?x?x4xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape
+// CHECK: tensor.collapse_shape %arg2 {{\[\[}}0, 1], [2]] : tensor<1x?x4xf32> into tensor<?x4xf32>
+// CHECK-NOT: rnn.
+func.func @select_and_layout(%x: tensor<?x4xf32>, %xs: tensor<?x?x4xf32>, %h: tensor<1x?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x4xf32>) {
+  %zero = rnn.constant 0.0 : tensor<f32>
+  %elu = rnn.select ge %x, %zero, %x, %zero : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>
+  %bt = rnn.transpose %xs permutation [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %y = rnn.reshape %bt : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  %h2 = rnn.reshape %h : tensor<1x?x4xf32> -> tensor<?x4xf32>
+  return %elu, %y, %h2 : tensor<?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x4xf32>
+}

@@ -449,6 +449,22 @@ def lstm_2layer_lengths_reference(xs, lengths, h0_0, c0_0, h0_1, c0_1,
     return ys_1, hT_0, cT_0, hT_1, cT_1
 
 
+def select_batch_first_reference(x, h0, W, U, b):
+    """grad_select_layout.mlir in float64: the select cell over a batch-first sequence."""
+    h = h0[:, 0, :]
+    ys = []
+    for t in range(x.shape[1]):
+        s = x[:, t] @ W.T + h @ U.T + b
+        elu = np.where(s >= 0, s, np.exp(s) - 1)
+        leaky = np.where(s < 0, 0.25 * s, s)
+        a = np.tanh(elu)
+        m = np.where(a > h, a, h)
+        h = (m + np.tanh(leaky)) * 0.25
+        ys.append(h)
+    y = np.stack(ys, axis=1)[:, :, None, :]
+    return y, h[None]
+
+
 LSTM4_1 = [(80, 20), (80, 20), (80,), (80,)]  # a second LSTM layer's W, U, b_W, b_U
 LENGTHS_ARGS = [("T", "B", 10), "lengths", ("B", 20), ("B", 20)] + LSTM4
 # function -> (model file, argument specs ("lengths": the [B] i32 lengths), reference,
@@ -463,6 +479,9 @@ MODELS = {
     "lstm_2layer_lengths": ("grad_lstm_2layer_lengths.mlir",
                             [("T", "B", 10), "lengths"] + [("B", 20)] * 4 + LSTM4 + LSTM4_1,
                             lstm_2layer_lengths_reference, {2: 1, 3: 2, 4: 3, 5: 4}),
+    "select_batch_first": ("grad_select_layout.mlir",
+                           [("B", "T", 10), ("B", 1, 20), (20, 10), (20, 20), (20,)],
+                           select_batch_first_reference, {1: 1}),
     "lstm_bidir_lengths": ("lengths.mlir",
                            [("T", "B", 10), "lengths"] + [("B", 20)] * 4 + LSTM4 + LSTM4,
                            reference.lstm_bidir_lengths, {2: 1, 3: 2, 4: 3, 5: 4}),

@@ -309,6 +309,80 @@ static Value lowerConcat(OpBuilder &b, ConcatOp concat) {
   return result;
 }
 
+/// A copy with permuted dimensions: a parallel generic that reads the input
+/// through the permutation.
+static Value lowerTranspose(OpBuilder &b, TransposeOp transpose) {
+  Location loc = transpose.getLoc();
+  MLIRContext *context = b.getContext();
+  Value input = transpose.getInput();
+  RankedTensorType type = transpose.getType();
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = type.getRank();
+  SmallVector<Value> dynamic;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      dynamic.push_back(tensor::DimOp::create(b, loc, input, permutation[i]));
+  Value init = tensor::EmptyOp::create(b, loc, type, dynamic);
+  // Input dimension permutation[i] is iterated by result dimension i.
+  SmallVector<AffineExpr> inputExprs(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    inputExprs[permutation[i]] = getAffineDimExpr(i, context);
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inputExprs, context),
+                              AffineMap::getMultiDimIdentityMap(rank, context)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{input}, ValueRange{init}, maps,
+             iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+/// The reassociation that collapses `shape` onto its dimensions other than
+/// static 1s: each such dimension with the unit dimensions after it (the
+/// leading unit dimensions join the first). Empty when every dimension is a
+/// unit one (the collapse is to rank 0).
+static SmallVector<ReassociationIndices>
+unitDimReassociation(ArrayRef<int64_t> shape) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices leading;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (size != 1) {
+      groups.emplace_back(leading);
+      leading.clear();
+      groups.back().push_back(d);
+    } else if (groups.empty()) {
+      leading.push_back(d);
+    } else {
+      groups.back().push_back(d);
+    }
+  }
+  return groups;
+}
+
+/// Unit dimensions dropped (tensor.collapse_shape onto the other
+/// dimensions), then inserted (tensor.expand_shape): views, no copy.
+static Value lowerReshape(OpBuilder &b, ReshapeOp reshape) {
+  Location loc = reshape.getLoc();
+  Value value = reshape.getInput();
+  auto inputType = cast<RankedTensorType>(value.getType());
+  RankedTensorType type = reshape.getType();
+  SmallVector<int64_t> core;
+  for (int64_t d : inputType.getShape())
+    if (d != 1)
+      core.push_back(d);
+  auto coreType = RankedTensorType::get(core, type.getElementType());
+  if (inputType != coreType)
+    value = tensor::CollapseShapeOp::create(
+        b, loc, coreType, value, unitDimReassociation(inputType.getShape()));
+  if (type != coreType)
+    value = tensor::ExpandShapeOp::create(
+        b, loc, type, value, unitDimReassociation(type.getShape()));
+  return value;
+}
+
 /// One parallel generic over [T, B, N]: each element reads the initial
 /// state at its row's first step and otherwise the sequence one step back
 /// (in the scan's order), through a tensor.extract at a computed index.
@@ -404,6 +478,10 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
     return lowerSplit(b, split);
   if (auto concat = dyn_cast<ConcatOp>(op))
     return SmallVector<Value>{lowerConcat(b, concat)};
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return SmallVector<Value>{lowerTranspose(b, transpose)};
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return SmallVector<Value>{lowerReshape(b, reshape)};
   if (auto norm = dyn_cast<LayerNormOp>(op))
     return SmallVector<Value>{lowerLayerNorm(b, norm)};
   if (isa<ReduceSumOp, ReduceMaxOp, ReduceMeanOp>(op)) {

@@ -137,3 +137,56 @@ rnn.cell @cell_fold inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) -> (
   %t = rnn.tanh %m : tensor<?x4xf32>
   rnn.yield outputs(%t : tensor<?x4xf32>) states(%t : tensor<?x4xf32>)
 }
+
+// -----
+
+// A select folds when its choices are one value, when it compares a value
+// with itself by < or > (false, NaN included), and when it compares two
+// constants; never where the chosen operand would still be broadcast.
+// CHECK-LABEL: func.func @select_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4xf32>, %[[Y:.*]]: tensor<?x4xf32>)
+// CHECK-NEXT: return %[[X]], %[[Y]], %[[Y]], %[[X]], %[[Y]]
+func.func @select_folds(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %one = rnn.constant 1.0 : tensor<f32>
+  %two = rnn.constant 2.0 : tensor<f32>
+  %same = rnn.select lt %y, %x, %x, %x : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %lt = rnn.select lt %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %gt = rnn.select gt %y, %y, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %c1 = rnn.select lt %one, %two, %x, %y : tensor<f32>, tensor<f32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %c2 = rnn.select eq %one, %two, %x, %y : tensor<f32>, tensor<f32>, tensor<?x4xf32>, tensor<?x4xf32>
+  return %same, %lt, %gt, %c1, %c2 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// x <= x, x >= x and x == x are false for a NaN, x != x true: no fold; nor
+// where the chosen operand is broadcast to the result.
+// CHECK-LABEL: func.func @select_not_folds
+// CHECK-COUNT-5: rnn.select
+func.func @select_not_folds(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %one = rnn.constant 1.0 : tensor<f32>
+  %two = rnn.constant 2.0 : tensor<f32>
+  %le = rnn.select le %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %ge = rnn.select ge %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %eq = rnn.select eq %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %ne = rnn.select ne %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %bc = rnn.select lt %one, %two, %v, %y : tensor<f32>, tensor<f32>, tensor<4xf32>, tensor<?x4xf32>
+  return %le, %ge, %eq, %ne, %bc : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Identity transposes and reshapes, a transpose undone, reshapes chained.
+// CHECK-LABEL: func.func @layout_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = rnn.reshape %[[X]] : tensor<?x?x4xf32> -> tensor<1x?x?x4xf32>
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]], %[[R]]
+func.func @layout_folds(%x: tensor<?x?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<1x?x?x4xf32>) {
+  %id = rnn.transpose %x permutation [0, 1, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %t = rnn.transpose %x permutation [1, 2, 0] : tensor<?x?x4xf32> -> tensor<?x4x?xf32>
+  %back = rnn.transpose %t permutation [2, 0, 1] : tensor<?x4x?xf32> -> tensor<?x?x4xf32>
+  %same = rnn.reshape %x : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %u = rnn.reshape %x : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  %v = rnn.reshape %u : tensor<?x1x?x4xf32> -> tensor<1x?x?x4xf32>
+  return %back, %id, %same, %v : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<1x?x?x4xf32>
+}

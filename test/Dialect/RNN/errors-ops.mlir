@@ -240,3 +240,75 @@ func.func @layer_norm_epsilon(%a: tensor<?x4xf32>) {
   %r = rnn.layer_norm %a {epsilon = 0.0 : f64} : tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @select_element_type(%x: tensor<?x4xf32>, %y: tensor<?x4xf64>) {
+  // expected-error @+1 {{'rnn.select' op operand on_true has type 'tensor<?x4xf64>' but lhs has element type 'f32' (use rnn.cast)}}
+  %r = rnn.select lt %x, %x, %y, %x : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf64>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @select_broadcast(%x: tensor<?x4xf32>, %y: tensor<8xf32>) {
+  // expected-error @+1 {{'rnn.select' op operands 'tensor<?x4xf32>', 'tensor<?x4xf32>', 'tensor<?x4xf32>' and 'tensor<8xf32>' do not broadcast (at operand on_false): aligned at the trailing dimension, each set of sizes must be equal or 1}}
+  %r = rnn.select le %x, %x, %x, %y : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @select_predicate(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{custom op 'rnn.select' expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
+  %r = rnn.select above %x, %x, %x, %x : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%x: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{'rnn.transpose' op permutation has 2 entries but the input 'tensor<?x?x4xf32>' has rank 3}}
+  %r = rnn.transpose %x permutation [1, 0] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_not_a_permutation(%x: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{'rnn.transpose' op permutation [1, 1, 2] is not a permutation of 0..2}}
+  %r = rnn.transpose %x permutation [1, 1, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_result(%x: tensor<?x3x4xf32>) {
+  // expected-error @+1 {{'rnn.transpose' op result 'tensor<?x3x4xf32>' is not input 'tensor<?x3x4xf32>' permuted by [1, 0, 2]: dimension 0 must be the input's 1}}
+  %r = rnn.transpose %x permutation [1, 0, 2] : tensor<?x3x4xf32> -> tensor<?x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_element_type(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'rnn.transpose' op result 'tensor<4x?xf64>' must have the rank and element type of the input 'tensor<?x4xf32>'}}
+  %r = rnn.transpose %x permutation [1, 0] : tensor<?x4xf32> -> tensor<4x?xf64>
+  return
+}
+
+// -----
+
+func.func @reshape_merges(%x: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{'rnn.reshape' op cannot reshape 'tensor<?x?x4xf32>' to 'tensor<?x4xf32>': only dimensions of size 1 may be inserted or removed (the other dimensions, in order, must be the same; '?' matches only '?')}}
+  %r = rnn.reshape %x : tensor<?x?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_element_type(%x: tensor<1x4xf32>) {
+  // expected-error @+1 {{'rnn.reshape' op result 'tensor<4xbf16>' must have the element type of the input 'tensor<1x4xf32>'}}
+  %r = rnn.reshape %x : tensor<1x4xf32> -> tensor<4xbf16>
+  return
+}

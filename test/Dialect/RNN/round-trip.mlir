@@ -184,3 +184,23 @@ func.func @wide_static(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> (tensor<3x4xf3
   }
   return %s, %w, %v : tensor<3x4xf32>, tensor<3x12xf32>, tensor<8xf32>
 }
+
+// Compare and choose; transposes and unit-dimension reshapes (ONNX's layouts).
+// CHECK-LABEL: func.func @select_and_layout
+// CHECK: rnn.select gt %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>
+// CHECK: rnn.select ne %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<?x1xf32>, tensor<4xf32>, tensor<?x4xf32>
+// CHECK: rnn.transpose %{{.*}} permutation [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+// CHECK: rnn.reshape %{{.*}} : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+// CHECK: rnn.reshape %{{.*}} : tensor<1x?x4xf32> -> tensor<?x4xf32>
+func.func @select_and_layout(%x: tensor<?x4xf32>, %r: tensor<?x1xf32>, %v: tensor<4xf32>,
+                             %xs: tensor<?x?x4xf32>, %h: tensor<1x?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x4xf32>) {
+  %alpha = rnn.constant 1.5 : tensor<f32>
+  %zero = rnn.constant 0.0 : tensor<f32>
+  %t = rnn.select gt %x, %alpha, %x, %zero : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<f32>
+  %s = rnn.select ne %t, %r, %v, %x : tensor<?x4xf32>, tensor<?x1xf32>, tensor<4xf32>, tensor<?x4xf32>
+  %bt = rnn.transpose %xs permutation [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %y = rnn.reshape %bt : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  %h2 = rnn.reshape %h : tensor<1x?x4xf32> -> tensor<?x4xf32>
+  return %t, %s, %y, %h2 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x4xf32>
+}

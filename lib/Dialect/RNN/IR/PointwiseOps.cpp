@@ -56,6 +56,96 @@ RNN_DEFINE_BINARY_INFERENCE(MinOp)
 #undef RNN_DEFINE_BINARY_INFERENCE
 
 //===----------------------------------------------------------------------===//
+// SelectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                           ValueRange operands, DictionaryAttr,
+                           OpaqueProperties, RegionRange,
+                           SmallVectorImpl<Type> &inferredReturnTypes) {
+  static const char *const names[] = {"lhs", "rhs", "on_true", "on_false"};
+  if (operands.size() != 4)
+    return emitOptionalError(location,
+                             "'rnn.select' op expects four operands, got ",
+                             operands.size());
+  SmallVector<RankedTensorType> types;
+  for (Value operand : operands) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      return emitOptionalError(
+          location, "'rnn.select' op expects ranked tensor operands");
+    types.push_back(type);
+  }
+  SmallVector<int64_t> shape(types[0].getShape());
+  for (unsigned i = 1; i < 4; ++i) {
+    if (types[i].getElementType() != types[0].getElementType())
+      return emitOptionalError(location, "'rnn.select' op operand ", names[i],
+                               " has type ", types[i],
+                               " but lhs has element type ",
+                               types[0].getElementType(), " (use rnn.cast)");
+    std::optional<SmallVector<int64_t>> joined =
+        broadcastShapes(shape, types[i].getShape());
+    if (!joined)
+      return emitOptionalError(
+          location, "'rnn.select' op operands ", types[0], ", ", types[1], ", ",
+          types[2], " and ", types[3], " do not broadcast (at operand ",
+          names[i],
+          "): aligned at the trailing dimension, each set of sizes must be "
+          "equal or 1");
+    shape = *joined;
+  }
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(shape, types[0].getElementType()));
+  return success();
+}
+
+/// Whether `lhs predicate rhs` holds for two numbers (IEEE: only `ne` holds
+/// when either is NaN).
+static bool compare(ComparisonPredicate predicate, double lhs, double rhs) {
+  switch (predicate) {
+  case ComparisonPredicate::eq:
+    return lhs == rhs;
+  case ComparisonPredicate::ne:
+    return lhs != rhs;
+  case ComparisonPredicate::lt:
+    return lhs < rhs;
+  case ComparisonPredicate::le:
+    return lhs <= rhs;
+  case ComparisonPredicate::gt:
+    return lhs > rhs;
+  case ComparisonPredicate::ge:
+    return lhs >= rhs;
+  }
+  llvm_unreachable("a comparison predicate");
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  // The chosen operand stands for the result only where broadcasting did not
+  // change its type.
+  auto chosen = [&](Value v) -> OpFoldResult {
+    return v.getType() == getType() ? OpFoldResult(v) : OpFoldResult();
+  };
+  // Both choices the same value.
+  if (getOnTrue() == getOnFalse())
+    return chosen(getOnTrue());
+  // x < x and x > x are false for every x, NaN included.
+  ComparisonPredicate predicate = getPredicate();
+  if (getLhs() == getRhs() && (predicate == ComparisonPredicate::lt ||
+                               predicate == ComparisonPredicate::gt))
+    return chosen(getOnFalse());
+  // Two splat constants compared.
+  auto lhs = dyn_cast_or_null<FloatAttr>(adaptor.getLhs());
+  auto rhs = dyn_cast_or_null<FloatAttr>(adaptor.getRhs());
+  if (lhs && rhs)
+    return chosen(
+        compare(predicate, lhs.getValueAsDouble(), rhs.getValueAsDouble())
+            ? getOnTrue()
+            : getOnFalse());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // Folders
 //===----------------------------------------------------------------------===//
 

@@ -14,5 +14,7 @@
 using namespace mlir;
 using namespace rnn;
 
+#include "rnn/Dialect/RNN/IR/RNNEnums.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "rnn/Dialect/RNN/IR/RNNOps.cpp.inc"

@@ -13,7 +13,7 @@ namespace rnn {
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
              ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, HeavisideOp,
-             ZerosLikeOp>(op);
+             ZerosLikeOp, SelectOp>(op);
 }
 
 Value buildScalarElementwise(OpBuilder &b, Location loc, Operation *op,
@@ -72,6 +72,32 @@ Value buildScalarElementwise(OpBuilder &b, Location loc, Operation *op,
   }
   if (isa<ZerosLikeOp>(op))
     return constant(0.0);
+  if (auto select = dyn_cast<SelectOp>(op)) {
+    // Ordered comparisons but `ne`, as C, numpy and torch compare floats.
+    arith::CmpFPredicate predicate = arith::CmpFPredicate::OEQ;
+    switch (select.getPredicate()) {
+    case ComparisonPredicate::eq:
+      predicate = arith::CmpFPredicate::OEQ;
+      break;
+    case ComparisonPredicate::ne:
+      predicate = arith::CmpFPredicate::UNE;
+      break;
+    case ComparisonPredicate::lt:
+      predicate = arith::CmpFPredicate::OLT;
+      break;
+    case ComparisonPredicate::le:
+      predicate = arith::CmpFPredicate::OLE;
+      break;
+    case ComparisonPredicate::gt:
+      predicate = arith::CmpFPredicate::OGT;
+      break;
+    case ComparisonPredicate::ge:
+      predicate = arith::CmpFPredicate::OGE;
+      break;
+    }
+    Value holds = arith::CmpFOp::create(b, loc, predicate, x, y);
+    return arith::SelectOp::create(b, loc, holds, operands[2], operands[3]);
+  }
   if (isa<CastOp>(op)) {
     auto from = cast<FloatType>(x.getType());
     auto to = cast<FloatType>(resultElement);

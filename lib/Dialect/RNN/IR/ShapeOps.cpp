@@ -160,3 +160,109 @@ LogicalResult LayerNormOp::verify() {
                          << getEpsilon().convertToDouble();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+void TransposeOp::build(OpBuilder &builder, OperationState &state, Value input,
+                        ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : permutation)
+    shape.push_back(type.getDimSize(d));
+  build(builder, state, RankedTensorType::get(shape, type.getElementType()),
+        input, permutation);
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getType();
+  ArrayRef<int64_t> permutation = getPermutation();
+  int64_t rank = input.getRank();
+  if (static_cast<int64_t>(permutation.size()) != rank)
+    return emitOpError() << "permutation has " << permutation.size()
+                         << " entries but the input " << input << " has rank "
+                         << rank;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t d : permutation) {
+    if (d < 0 || d >= rank || seen[d])
+      return emitOpError() << "permutation [" << permutation
+                           << "] is not a permutation of 0.." << rank - 1;
+    seen[d] = true;
+  }
+  if (result.getRank() != rank ||
+      result.getElementType() != input.getElementType())
+    return emitOpError() << "result " << result
+                         << " must have the rank and element type of the "
+                            "input "
+                         << input;
+  for (int64_t i = 0; i < rank; ++i)
+    if (result.getDimSize(i) != input.getDimSize(permutation[i]))
+      return emitOpError() << "result " << result << " is not input " << input
+                           << " permuted by [" << permutation << "]: dimension "
+                           << i << " must be the input's " << permutation[i];
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  // The identity permutation.
+  if (llvm::all_of(llvm::enumerate(getPermutation()),
+                   [](auto entry) {
+                     return entry.value() ==
+                            static_cast<int64_t>(entry.index());
+                   }) &&
+      getInput().getType() == getType())
+    return getInput();
+  // A transpose undone by another.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> first = inner.getPermutation(), second = getPermutation();
+    bool identity = true;
+    for (auto [i, d] : llvm::enumerate(second))
+      identity &= first[d] == static_cast<int64_t>(i);
+    if (identity && inner.getInput().getType() == getType())
+      return inner.getInput();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp
+//===----------------------------------------------------------------------===//
+
+/// The dimensions of `shape` other than static 1s.
+static SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  for (int64_t d : shape)
+    if (d != 1)
+      dims.push_back(d);
+  return dims;
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getType();
+  if (input.getElementType() != result.getElementType())
+    return emitOpError() << "result " << result
+                         << " must have the element type of the input "
+                         << input;
+  if (nonUnitDims(input.getShape()) != nonUnitDims(result.getShape()))
+    return emitOpError() << "cannot reshape " << input << " to " << result
+                         << ": only dimensions of size 1 may be inserted or "
+                            "removed (the other dimensions, in order, must "
+                            "be the same; '?' matches only '?')";
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // A reshape of a reshape reshapes the original.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
+    if (inner.getInput().getType() == getType())
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}

@@ -199,6 +199,31 @@ LogicalResult AdjointBuilder::apply(Operation *op) {
       return failure();
     return broadcast(y, mul(g0, step(yWins)), op);
   }
+  if (auto select = dyn_cast<SelectOp>(op)) {
+    // The chosen operand gets the gradient, the other none; the compared
+    // operands get none (the comparison is flat almost everywhere).
+    Value lhs = p(select.getLhs()), rhs = p(select.getRhs());
+    Value zero = scalar(0.0, elementOf(g0));
+    auto choose = [&](Value onTrue, Value onFalse) -> Value {
+      return SelectOp::create(b, loc, select.getPredicateAttr(), lhs, rhs,
+                              onTrue, onFalse);
+    };
+    if (failed(broadcast(select.getOnTrue(), choose(g0, zero), op)))
+      return failure();
+    return broadcast(select.getOnFalse(), choose(zero, g0), op);
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [i, d] : llvm::enumerate(permutation))
+      inverse[d] = i;
+    accumulate(x, TransposeOp::create(b, loc, x.getType(), g0, inverse));
+    return success();
+  }
+  if (isa<ReshapeOp>(op)) {
+    accumulate(x, ReshapeOp::create(b, loc, x.getType(), g0));
+    return success();
+  }
   if (isa<NegOp>(op)) {
     accumulate(x, neg(g0));
     return success();

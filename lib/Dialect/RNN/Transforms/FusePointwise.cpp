@@ -62,7 +62,7 @@ static bool isFusible(Operation *op) {
     return concat.getConcatAxis() == concat.getType().getRank() - 1;
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, SigmoidOp, TanhOp,
              ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp, CastOp, HeavisideOp,
-             ZerosLikeOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+             ZerosLikeOp, SelectOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              LayerNormOp>(op);
 }
 

@@ -28,8 +28,8 @@ static bool isRankPolymorphic(Operation *op) {
     return !concat.getAxis() || *concat.getAxis() < 0;
   return isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp,
              SigmoidOp, TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-             ConstantOp, CastOp, HeavisideOp, ZerosLikeOp, ReduceSumOp,
-             ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
+             ConstantOp, CastOp, HeavisideOp, ZerosLikeOp, SelectOp,
+             ReduceSumOp, ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
 }
 
 /// Whether `value` depends on the cell's per-step inputs (and parameters and

@@ -119,3 +119,34 @@ func.func @peep_seq(%xs: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %W: tensor<4x3
       -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
   return %ys : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A select sends the gradient to the operand it chose: two selects of the
+// gradient and zero, on the same comparison of the saved values. A
+// function's transposes and reshapes are undone in its backward (the
+// inverse permutation, the reshape back).
+// CHECK-LABEL: rnn.cell @sel_adjoint
+// CHECK: %[[ZERO:.*]] = rnn.constant 0.000000e+00 : tensor<f32>
+// CHECK: rnn.select gt %[[T:.*]], %[[H:.*]], %[[G:.*]], %[[ZERO]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<f32>
+// CHECK: rnn.select gt %[[T]], %[[H]], %[[ZERO]], %[[G]] : tensor<?x4xf32>, tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>
+// CHECK-LABEL: func.func @sel_seq_backward
+// CHECK: rnn.reshape %arg6 : tensor<?x1x?x4xf32> -> tensor<?x?x4xf32>
+// CHECK: %[[DX:.*]], %[[DH:.*]] = rnn.scan @sel_adjoint reverse
+// CHECK: %[[DH0:.*]] = rnn.reshape %[[DH]] : tensor<?x4xf32> -> tensor<1x?x4xf32>
+// CHECK: %[[DXS:.*]] = rnn.transpose %[[DX]] permutation [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+// CHECK: return %[[DXS]], %[[DH0]]
+rnn.cell @sel inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %g = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %s = rnn.add %x, %g : tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %s : tensor<?x4xf32>
+  %hn = rnn.select gt %t, %h, %t, %h : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}
+func.func @sel_seq(%x: tensor<?x?x4xf32>, %h0: tensor<1x?x4xf32>, %U: tensor<4x4xf32>) -> tensor<?x1x?x4xf32> {
+  %xs = rnn.transpose %x permutation [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+  %h = rnn.reshape %h0 : tensor<1x?x4xf32> -> tensor<?x4xf32>
+  %ys, %hT = rnn.scan @sel inputs(%xs : tensor<?x?x4xf32>) init(%h : tensor<?x4xf32>) params(%U : tensor<4x4xf32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  %y = rnn.reshape %ys : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  return %y : tensor<?x1x?x4xf32>
+}

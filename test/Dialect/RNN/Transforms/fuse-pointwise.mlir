@@ -266,3 +266,29 @@ rnn.cell @passthrough inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>, %k
   %t = rnn.tanh %a : tensor<?x4xf32>
   rnn.yield states(%t, %b : tensor<?x4xf32>, tensor<?x4xf32>)
 }
+
+// -----
+
+// A select fuses like any elementwise op: its comparison and choice become
+// arith.cmpf and arith.select in the group's body (here an ELU of the
+// recurrent product and a leaky blend with the state).
+// CHECK-LABEL: rnn.cell @select_cell
+// CHECK: %[[G:.*]] = rnn.matmul
+// CHECK-NEXT: %[[R:.*]] = rnn.pointwise(%[[G]], %arg1)
+// CHECK: arith.cmpf oge
+// CHECK: arith.select
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: rnn.pointwise_yield
+// CHECK-NOT: rnn.select
+rnn.cell @select_cell inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %g = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %zero = rnn.constant 0.0 : tensor<f32>
+  %e = rnn.exp %g : tensor<?x4xf32>
+  %one = rnn.constant 1.0 : tensor<f32>
+  %em1 = rnn.sub %e, %one : tensor<?x4xf32>, tensor<f32>
+  %elu = rnn.select ge %g, %zero, %g, %em1 : tensor<?x4xf32>, tensor<f32>, tensor<?x4xf32>, tensor<?x4xf32>
+  %hn = rnn.select gt %elu, %h, %elu, %h : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}

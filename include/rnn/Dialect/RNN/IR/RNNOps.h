@@ -14,6 +14,8 @@
 
 #include "rnn/Dialect/RNN/IR/RNNDialect.h"
 
+#include "rnn/Dialect/RNN/IR/RNNEnums.h.inc"
+
 namespace rnn {
 class YieldOp;
 } // namespace rnn

@@ -4,6 +4,7 @@
 #define RNN_DIALECT_RNN_IR_RNNOPS_TD
 
 include "rnn/Dialect/RNN/IR/RNNDialect.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -309,6 +310,47 @@ def RNN_DivOp : RNN_BinaryOp<"div", "lhs / rhs"> { let hasFolder = 1; }
 def RNN_MaxOp : RNN_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
 def RNN_MinOp : RNN_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
 
+def RNN_ComparisonPredicate : I64EnumAttr<
+    "ComparisonPredicate", "how rnn.select compares its first two operands", [
+      I64EnumAttrCase<"eq", 0>, I64EnumAttrCase<"ne", 1>,
+      I64EnumAttrCase<"lt", 2>, I64EnumAttrCase<"le", 3>,
+      I64EnumAttrCase<"gt", 4>, I64EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::rnn";
+}
+
+def RNN_SelectOp : RNN_Op<"select", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Elementwise `lhs <predicate> rhs ? on_true : on_false`";
+  let description = [{
+    Compares `lhs` with `rhs` elementwise and takes `on_true` where the
+    comparison holds, `on_false` where it does not. The predicate is one of
+    `eq`, `ne`, `lt`, `le`, `gt`, `ge`, with IEEE semantics: a comparison
+    with a NaN is false, except `ne`, which is true (as numpy's and torch's
+    `==`, `!=`, `<`, ...). The four operands share one element type and
+    broadcast together under the dialect's rule; the result has the
+    broadcast shape.
+
+    It is what a piecewise activation needs that min/max cannot say
+    exactly, e.g. ONNX's ThresholdedRelu `x > alpha ? x : 0`, or an ELU
+    `x >= 0 ? x : alpha·(exp(x) - 1)`. Its derivative sends the gradient to
+    the chosen operand and none to the compared ones.
+
+    ```mlir
+    %y = rnn.select gt %x, %alpha, %x, %zero
+        : tensor<?x32xf32>, tensor<f32>, tensor<?x32xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins RNN_ComparisonPredicate:$predicate,
+                       RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       RNN_FloatTensor:$on_true, RNN_FloatTensor:$on_false);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $predicate $lhs `,` $rhs `,` $on_true `,` $on_false attr-dict `:`
+    type($lhs) `,` type($rhs) `,` type($on_true) `,` type($on_false)
+  }];
+  let hasFolder = 1;
+}
+
 /// A unary pointwise op; the result has the operand's type.
 class RNN_UnaryOp<string mnemonic, string expr, list<Trait> traits = []>
     : RNN_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
@@ -406,7 +448,7 @@ def RNN_CastOp : RNN_Op<"cast", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Gate split and concatenation
+// Gate split and concatenation, transposes and reshapes
 //===----------------------------------------------------------------------===//
 
 def RNN_SplitOp : RNN_Op<"split", [Pure]> {
@@ -459,6 +501,57 @@ def RNN_ConcatOp : RNN_Op<"concat", [Pure]> {
     /// The concatenation axis (the last one unless `axis` says otherwise).
     int64_t getConcatAxis();
   }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_TransposeOp : RNN_Op<"transpose", [Pure]> {
+  let summary = "Permutes the dimensions of a tensor";
+  let description = [{
+    Dimension `i` of the result is dimension `permutation[i]` of the input:
+    `result[i_0, ..., i_n] = input[j_0, ..., j_n]` with
+    `j_permutation[k] = i_k`. Dynamic sizes (a sequence length, a batch)
+    move with their dimension, so a function's result may be a transposed
+    sequence and still have its sizes follow from its arguments (a
+    batch-first `[B, T, N]` input or output, ONNX's `layout = 1`).
+
+    ```mlir
+    %xs = rnn.transpose %x permutation [1, 0, 2] : tensor<?x?x16xf32> -> tensor<?x?x16xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `permutation` $permutation attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$input,
+                                 "::llvm::ArrayRef<int64_t>":$permutation)>];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def RNN_ReshapeOp : RNN_Op<"reshape", [Pure]> {
+  let summary = "Inserts or removes dimensions of size 1";
+  let description = [{
+    The same elements in the same order, with dimensions of size 1 added or
+    dropped: the input's dimensions other than static 1s, in order, must be
+    the result's dimensions other than static 1s (a dynamic size matches
+    only a dynamic one). This is the reshape that stacking needs: a
+    direction's `[T, B, H]` outputs become `[T, 1, B, H]` before an
+    `rnn.concat` along axis 1 makes ONNX's `[T, D, B, H]`, and a
+    `[1, B, H]` slice of initial states becomes the `[B, H]` a scan takes.
+    Dimensions are never merged or split, so every dynamic size keeps its
+    meaning and no data moves.
+
+    ```mlir
+    %y4 = rnn.reshape %ys : tensor<?x?x32xf32> -> tensor<?x1x?x32xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$input);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
