@@ -302,7 +302,9 @@ def make_args(shapes, T, B, rng):
     out = []
     for a in shapes.args:
         shp = tuple(T if d == "T" else B if d == "B" else d for d in a.shape)
-        if a.dist == "ramp":
+        if a.role == "lengths":
+            out.append(rng.integers(0, T + 1, size=shp).astype(np.int64))
+        elif a.dist == "ramp":
             out.append(np.linspace(a.lo, a.hi, shp[-1]).astype(np.float32))
         else:
             out.append(rng.uniform(a.lo, a.hi, size=shp).astype(np.float32))
@@ -317,8 +319,10 @@ SCALARS = (0.5, 1.0, 2.0, -1.0, 0.25, 1.5, -0.5, 3.0, 0.75)
 
 
 class CellGen:
-    def __init__(self, seed):
+    def __init__(self, seed, I=None, H=None, lengths=False):
         self.seed = seed
+        self.sizes = (I, H)        # overrides of the drawn sizes (None: keep the drawn one)
+        self.lengths = lengths     # the func takes per-row sequence lengths
         self.rng = random.Random(seed)
         self.nodes = []
         self.count = 0
@@ -748,6 +752,10 @@ class CellGen:
         special = [1, 1, 3, 5, 7, 13]
         self.I = I = rng.choice(special) if rng.random() < 0.35 else rng.randint(1, 13)
         self.H = H = rng.choice(special) if rng.random() < 0.35 else rng.randint(1, 13)
+        # Overridden sizes replace the drawn ones after the draws, so that the
+        # rest of the cell draws the same random choices.
+        self.I = I = self.sizes[0] or I
+        self.H = H = self.sizes[1] or H
         self.reverse = (seed % 4 == 3)
         nstates = 2 if rng.random() < 0.45 else 1
         has_x2 = rng.random() < 0.3
@@ -893,12 +901,14 @@ class CellGen:
         fargs = [("%xs", seq(self.I))]
         if self.extra_inputs:
             fargs.append(("%xs2", seq(H)))
+        if self.lengths:
+            fargs.append(("%len", "tensor<?xi64>"))
         init = [(f"{s.name}0", ttype(s.shape)) for s in self.states]
         fparams = [(p.name, ttype(p.shape)) for p in self.params]
         res_types = [seq(v.shape[-1]) for v in self.outputs] + [ttype(s.shape) for s in self.states]
         lines.append("func.func @cell_seq(" + ", ".join(f"{n}: {t}" for n, t in fargs + init + fparams)
                      + ")\n    -> (" + ", ".join(res_types) + ") {")
-        ins = fargs
+        ins = [a for a in fargs if a[0] != "%len"]
         scan = "  %r:" + str(len(res_types)) + " = rnn.scan @cell" + (" reverse" if self.reverse else "")
         scan += (" inputs(" + ", ".join(n for n, _ in ins) + " : " + ", ".join(t for _, t in ins) + ")")
         scan += ("\n      init(" + ", ".join(n for n, _ in init) + " : "
@@ -906,6 +916,8 @@ class CellGen:
         if fparams:
             scan += ("\n      params(" + ", ".join(n for n, _ in fparams) + " : "
                      + ", ".join(t for _, t in fparams) + ")")
+        if self.lengths:
+            scan += "\n      lengths(%len : tensor<?xi64>)"
         scan += ("\n      -> outputs(" + ", ".join(seq(v.shape[-1]) for v in self.outputs)
                  + ") states(" + ", ".join(ttype(s.shape) for s in self.states) + ")")
         lines.append(scan)
@@ -921,6 +933,9 @@ class CellGen:
         sh.args.append(ArgSpec("xs", ("T", "B", self.I), -1.0, 1.0, "input"))
         if self.extra_inputs:
             sh.args.append(ArgSpec("xs2", ("T", "B", self.H), -1.0, 1.0, "input"))
+        if self.lengths:
+            # Per-row lengths, drawn from 0..T (`make_args`).
+            sh.args.append(ArgSpec("len", ("B",), 0, 0, "lengths"))
         for s in self.states:
             # Initial states in [-1, 1], inside every state's bound.
             sh.args.append(ArgSpec(s.name[1:] + "0", ("B", self.H), -1.0, 1.0, "state"))
@@ -951,8 +966,12 @@ class CellGen:
         return outs, new
 
     def reference(self, *args, dtype=np.float64):
-        args = [np.asarray(a, dtype=dtype) for a in args]
+        """The func's results in `dtype`. With lengths (the dialect's semantics), row b
+        takes steps t < lengths[b] only: its state stays and its outputs are zero after."""
+        args = list(args)
         nin = len(self.inputs)
+        lengths = np.asarray(args.pop(nin), dtype=np.int64) if self.lengths else None
+        args = [np.asarray(a, dtype=dtype) for a in args]
         ns = len(self.states)
         seqs = args[:nin]
         states = args[nin:nin + ns]
@@ -963,15 +982,18 @@ class CellGen:
         order = range(T - 1, -1, -1) if self.reverse else range(T)
         with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
             for t in order:
-                outs, states = self.step([s[t] for s in seqs], states, params, B)
+                outs, new = self.step([s[t] for s in seqs], states, params, B)
+                live = (np.ones(B, dtype=bool) if lengths is None else t < lengths)[:, None]
+                states = [np.where(live, n, s) for n, s in zip(new, states)]
                 for y, o in zip(ys, outs):
-                    y[t] = o
+                    y[t] = np.where(live, o, 0)
         return tuple(ys) + tuple(np.array(s, dtype=dtype) for s in states)
 
 
-def generate(seed):
-    """(mlir_text, reference_fn, shapes) for one seed."""
-    g = CellGen(seed).build()
+def generate(seed, I=None, H=None, lengths=False):
+    """(mlir_text, reference_fn, shapes) for one seed; `I` and `H` replace the drawn sizes,
+    `lengths` gives the func a per-row lengths argument (after the inputs)."""
+    g = CellGen(seed, I, H, lengths).build()
     return g.mlir(), g.reference, g.shapes()
 
 
