@@ -657,8 +657,15 @@ rnn_status rnn_model_run(const rnn_model *model, const char *name,
       model->cudaCall(stream, function->call, pointers.data(), key.data(),
                       key.size());
       char message[1024];
-      if (model->takeCudaError(message, sizeof(message)))
+      switch (model->takeCudaError(message, sizeof(message))) {
+      case 0:
+        break;
+      case 2: // A failed allocation: the rest of the call was not queued.
+        return fail(RNN_ERROR_OUT_OF_MEMORY,
+                    function->name + ": out of device memory: " + message);
+      default:
         return fail(RNN_ERROR_INTERNAL, function->name + ": " + message);
+      }
       return RNN_OK;
     }
     size_t failedBytes = 0;

@@ -28,8 +28,11 @@ extern "C" {
 void rnn_cuda_set_stream(void *stream);
 
 /* Copies the first CUDA error recorded on this thread since the last call
- * (or while loading kernels) into `buffer` and clears it. Returns 1 if there
- * was one, 0 otherwise. */
+ * (or while loading kernels) into `buffer` and clears it. Returns 2 if it
+ * was a failed allocation (CUDA_ERROR_OUT_OF_MEMORY, or cuBLAS's
+ * CUBLAS_STATUS_ALLOC_FAILED), 1 for any other error, 0 if there was none.
+ * Once an error is recorded, the rest of the call's work (kernels, GEMMs,
+ * copies, allocations) is not queued; frees still are. */
 int32_t rnn_cuda_take_error(char *buffer, size_t size);
 
 /* Runs `call(descriptors)` (a model's rnn_call_<name>) on `stream`. On a

@@ -16,9 +16,16 @@
 
 using namespace rnn::cuda;
 
-void rnn::cuda::record(const std::string &message) {
-  if (threadError.empty())
-    threadError = message;
+namespace {
+/// Whether the recorded error of this thread is a failed allocation.
+thread_local bool threadErrorIsOutOfMemory = false;
+} // namespace
+
+void rnn::cuda::record(const std::string &message, bool outOfMemory) {
+  if (!threadError.empty())
+    return;
+  threadError = message;
+  threadErrorIsOutOfMemory = outOfMemory;
 }
 
 bool rnn::cuda::check(CUresult result, const char *what) {
@@ -28,9 +35,17 @@ bool rnn::cuda::check(CUresult result, const char *what) {
   cuGetErrorName(result, &name);
   cuGetErrorString(result, &text);
   record(std::string(what) + " failed: " + (name ? name : "CUDA error") +
-         (text ? std::string(" (") + text + ")" : std::string()));
+             (text ? std::string(" (") + text + ")" : std::string()),
+         result == CUDA_ERROR_OUT_OF_MEMORY);
   return false;
 }
+
+void rnn::cuda::clearError() {
+  threadError.clear();
+  threadErrorIsOutOfMemory = false;
+}
+
+bool rnn::cuda::callFailed() { return !threadError.empty(); }
 
 RNN_EXPORT int32_t rnn_cuda_take_error(char *buffer, size_t size) {
   std::string message;
@@ -39,14 +54,17 @@ RNN_EXPORT int32_t rnn_cuda_take_error(char *buffer, size_t size) {
     if (!loadError.empty())
       message = "loading the model's kernels: " + loadError;
   }
-  if (message.empty())
+  bool outOfMemory = false;
+  if (message.empty()) {
     message.swap(threadError);
-  threadError.clear();
+    outOfMemory = threadErrorIsOutOfMemory;
+  }
+  clearError();
   if (message.empty())
     return 0;
   if (buffer && size) {
     std::strncpy(buffer, message.c_str(), size - 1);
     buffer[size - 1] = '\0';
   }
-  return 1;
+  return outOfMemory ? 2 : 1;
 }

@@ -124,8 +124,9 @@ void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
     }
     if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
       record(std::string("cublasLtMatmul failed: ") +
-             cublasGetStatusString(status) + shape() + ", candidate " +
-             std::to_string(gemmCandidateThisCall));
+                 cublasGetStatusString(status) + shape() + ", candidate " +
+                 std::to_string(gemmCandidateThisCall),
+             status == CUBLAS_STATUS_ALLOC_FAILED);
       return;
     }
   }
@@ -145,7 +146,8 @@ void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
   if (status != CUBLAS_STATUS_SUCCESS)
     record(std::string(gemm.batch > 1 ? "cublasGemmStridedBatchedEx"
                                       : "cublasGemmEx") +
-           " failed: " + cublasGetStatusString(status) + shape());
+               " failed: " + cublasGetStatusString(status) + shape(),
+           status == CUBLAS_STATUS_ALLOC_FAILED);
 }
 } // namespace
 
@@ -157,7 +159,7 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   // ahead of it; then the flag describes this GEMM.
   bool overlap = overlapThisCall && !afterReducedPrecisionCublas;
   afterReducedPrecisionCublas = false;
-  if (m == 0 || n == 0)
+  if (m == 0 || n == 0 || callFailed())
     return;
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ: swap the operands
   // and read each row-major buffer as its column-major transpose.
@@ -216,7 +218,7 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   // the K slices.
   bool overlap = overlapThisCall && !afterReducedPrecisionCublas;
   afterReducedPrecisionCublas = false;
-  if (m == 0 || n == 0)
+  if (m == 0 || n == 0 || callFailed())
     return;
   if (slices < 1 || k % slices != 0 || (flags & 1) != 0 || (flags & 4) != 0) {
     record("rnn_cuda_gemm_partials: " + std::to_string(slices) +

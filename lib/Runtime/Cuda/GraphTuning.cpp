@@ -147,7 +147,7 @@ CUgraphExec rnn::cuda::tunedCall(CUstream stream, void (*call)(void **),
   if (timed && pinnedCandidateThisCall == kTunedCandidate) {
     for (int candidate = 0; candidate < rnn::cuda::kLtCandidates; ++candidate) {
       if (!capture(best->overlap, best->mib, candidate)) {
-        threadError.clear();
+        clearError();
         break;
       }
       // No per-step GEMM had this candidate (nor will it have the next):

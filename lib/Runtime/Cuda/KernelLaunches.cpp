@@ -104,8 +104,8 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   bool overlap = overlapNextLaunch && orderedSinceFence;
   overlapNextLaunch = false;
   afterReducedPrecisionCublas = false;
-  if (!function)
-    return; // The missing kernel was recorded.
+  if (!function || callFailed())
+    return; // The missing kernel, or the call's failure, was recorded.
   if (!overlap) {
     orderedSinceFence = true;
     check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
@@ -176,8 +176,8 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
     if (resident)
       refusedLaunch = true;
   };
-  if (!function)
-    return refuse(); // The missing kernel was recorded.
+  if (!function || callFailed())
+    return refuse(); // The missing kernel, or the call's failure, was recorded.
   if (resident && !persistentThisCall)
     return refuse();
   auto kernel = static_cast<CUfunction>(function);

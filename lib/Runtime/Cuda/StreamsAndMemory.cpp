@@ -61,15 +61,18 @@ RNN_EXPORT void mgpuEventRecord(void *event, void *stream) {
 }
 
 RNN_EXPORT void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
-  if (bytes == 0 || !ensureContext())
+  if (bytes == 0 || callFailed() || !ensureContext())
     return nullptr;
   CUdeviceptr pointer = 0;
+  std::string what =
+      std::string(hostShared ? "cuMemAllocManaged" : "cuMemAllocAsync") +
+      " of " + std::to_string(bytes) + " bytes";
   if (hostShared)
     check(cuMemAllocManaged(&pointer, bytes, CU_MEM_ATTACH_GLOBAL),
-          "cuMemAllocManaged");
+          what.c_str());
   else
     check(cuMemAllocAsync(&pointer, bytes, static_cast<CUstream>(stream)),
-          "cuMemAllocAsync");
+          what.c_str());
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -94,6 +97,8 @@ void beforeCopyOrFill(size_t bytes) {
 } // namespace
 
 RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  if (callFailed())
+    return;
   beforeCopyOrFill(bytes);
   check(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
                       reinterpret_cast<CUdeviceptr>(src), bytes,
@@ -103,6 +108,8 @@ RNN_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
 
 RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
                              void *stream) {
+  if (callFailed())
+    return;
   beforeCopyOrFill(count * sizeof(uint32_t));
   check(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
                          static_cast<CUstream>(stream)),
@@ -111,6 +118,8 @@ RNN_EXPORT void mgpuMemset32(void *dst, uint32_t value, size_t count,
 
 RNN_EXPORT void mgpuMemset16(void *dst, int16_t value, size_t count,
                              void *stream) {
+  if (callFailed())
+    return;
   beforeCopyOrFill(count * sizeof(int16_t));
   check(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst),
                          static_cast<unsigned short>(value), count,
