@@ -29,6 +29,10 @@ void buildOptimizePipeline(OpPassManager &pm,
     pm.addPass(createConcatGateMatmuls());
   if (options.hoistInputProjection) {
     pm.addPass(createHoistInputProjection());
+    // Before the accumulation, which wants a projection that nothing but
+    // the sum reads: a hoisted gate may have been its other reader.
+    if (options.hoistInputPointwise)
+      pm.addPass(createHoistInputPointwise());
     pm.addPass(createAccumulateIntoProjection());
   }
   pm.addPass(createCanonicalizerPass());

@@ -31,6 +31,11 @@ struct OptimizePipelineOptions
       llvm::cl::desc("Move input projections out of the time loop and let "
                      "the recurrent matmul accumulate onto them"),
       llvm::cl::init(true)};
+  Option<bool> hoistInputPointwise{
+      *this, "hoist-input-pointwise",
+      llvm::cl::desc("Compute input-only pointwise work over the whole "
+                     "sequence before the loop (needs hoist-input-projection)"),
+      llvm::cl::init(true)};
   Option<bool> fusePointwise{
       *this, "fuse-pointwise",
       llvm::cl::desc("Fuse each stage's pointwise ops into one rnn.pointwise"),

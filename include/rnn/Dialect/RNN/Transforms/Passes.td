@@ -55,6 +55,40 @@ def HoistInputProjection : Pass<"rnn-hoist-input-projection", "::mlir::ModuleOp"
   ];
 }
 
+def HoistInputPointwise : Pass<"rnn-hoist-input-pointwise", "::mlir::ModuleOp"> {
+  let summary = "Computes a cell's input-only pointwise work over the whole "
+                "sequence, before the time loop";
+  let description = [{
+    Runs after `rnn-hoist-input-projection`. What a cell computes from its
+    per-step inputs alone (and parameters and constants), never from a
+    state, gives the same rows whether it runs at every step or once over
+    the whole input sequence: a gate `sigmoid(x·W_zᵀ + b_z)`, a `tanh(x)`
+    added to a pre-activation. Each such value that an op depending on a
+    state (or the yield) reads is computed at every `rnn.scan` over all
+    `T·B` rows (at an `rnn.step`, on the step's rows) and enters the cell as
+    a new per-step input; what only fed it leaves the cell.
+
+    A value crosses into the loop only when its computation holds work that
+    a step should not repeat: a transcendental (`sigmoid`, `tanh`, `exp`,
+    `log`, `sqrt`, `rsqrt`), a division or a matmul, and no row reduction
+    or `rnn.layer_norm` (unfused outside the cell, those would cost many
+    kernels and buffers per call). Additions, products, casts and selections with parameters
+    stay, as bias additions do for `rnn-hoist-input-projection`: in the
+    fused group they cost an instruction, before the loop a kernel and a
+    buffer. Last-axis splits and concatenations are column reads in the
+    group: where the loop reads pieces of an input-only value, the value
+    itself crosses, never a copy of its pieces. Inputs the cell no longer
+    reads are dropped (one is always kept). A cell whose symbol has users
+    other than `rnn.scan` and `rnn.step` is left alone.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numHoisted", "values-hoisted",
+              "Input-only values computed over the sequence">,
+    Statistic<"numOpsMoved", "ops-moved", "Ops erased from cells after hoisting">
+  ];
+}
+
 def AccumulateIntoProjection
     : Pass<"rnn-accumulate-into-projection", "::mlir::ModuleOp"> {
   let summary = "Makes the recurrent matmul accumulate onto the projected input";
