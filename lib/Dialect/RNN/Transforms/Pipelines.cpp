@@ -39,6 +39,10 @@ void buildOptimizePipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   if (options.fusePointwise) {
     pm.addPass(createCarryCastStates());
+    // After the casts are carried, so that a cast of a state alone stays
+    // theirs and this pass takes what else a matmul reads of the states.
+    if (options.carryStatePointwise)
+      pm.addPass(createCarryStatePointwise());
     pm.addPass(createFusePointwise());
   }
   pm.addPass(createCanonicalizerPass());

@@ -36,6 +36,11 @@ struct OptimizePipelineOptions
       llvm::cl::desc("Compute input-only pointwise work over the whole "
                      "sequence before the loop (needs hoist-input-projection)"),
       llvm::cl::init(true)};
+  Option<bool> carryStatePointwise{
+      *this, "carry-state-pointwise",
+      llvm::cl::desc("Carry a pointwise function of the states that a matmul "
+                     "reads as a state of its own (needs fuse-pointwise)"),
+      llvm::cl::init(true)};
   Option<bool> fusePointwise{
       *this, "fuse-pointwise",
       llvm::cl::desc("Fuse each stage's pointwise ops into one rnn.pointwise"),

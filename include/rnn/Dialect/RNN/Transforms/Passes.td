@@ -135,6 +135,36 @@ def CarryCastStates : Pass<"rnn-carry-cast-states", "::mlir::ModuleOp"> {
   ];
 }
 
+def CarryStatePointwise
+    : Pass<"rnn-carry-state-pointwise", "::mlir::ModuleOp"> {
+  let summary = "Carries a pointwise function of the states that a matmul "
+                "reads as a state of its own";
+  let description = [{
+    A matmul that reads a pointwise function of the states alone
+    (`tanh(h)·Uᵀ`, `(h⊙c)·Uᵀ`: states, parameters and constants in, no
+    input) would start every step with a kernel of its own for that
+    function, since nothing else of the step is ready before the matmul.
+    The cell instead carries the function's value as a new state: the
+    matmul (and every other reader) reads it, the cell yields the same
+    function of the new states as its next value, so that it joins the
+    fused group that computes them, and each application passes the
+    function of the initial states as its initial value and gets one more
+    final state, which nothing reads. Values are unchanged; a masked step
+    passes all states through, the carried one with them.
+
+    Applies when every state that the function reads gets its next value
+    from an op that a fused group can take (not a matmul, not a block
+    argument). Run it after `rnn-carry-cast-states` (a cast of a state
+    alone is theirs) and before `rnn-fuse-pointwise`. A cell whose symbol
+    has users other than `rnn.scan` and `rnn.step` is left alone.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numCarried", "values-carried",
+              "Pointwise functions of the states carried as states">
+  ];
+}
+
 def CarryRecurrentProducts
     : Pass<"rnn-carry-recurrent-products", "::mlir::ModuleOp"> {
   let summary = "Carries U·s instead of a state s that is a projection "
