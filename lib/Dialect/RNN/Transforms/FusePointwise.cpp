@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -470,8 +471,81 @@ struct FusePointwisePass
     return result;
   }
 
+  /// The ops that compute `value` from values no group computes (block
+  /// arguments, matmul results) through cheap elementwise ops only, in
+  /// program order; fails when `value` is not computed that way. Such a
+  /// chain (a bias addition of the projection) is cheaper to run again in
+  /// each group that reads it than to pass from one group to the next.
+  static LogicalResult collectRecomputable(Value value,
+                                           llvm::SetVector<Operation *> &ops,
+                                           unsigned depth = 0) {
+    Operation *def = value.getDefiningOp();
+    if (!def || !isFusible(def) || isInlined(def))
+      return success();
+    if (depth > 4 || !isa<AddOp, SubOp, MulOp, NegOp, CastOp>(def))
+      return failure();
+    for (Value operand : def->getOperands())
+      if (failed(collectRecomputable(operand, ops, depth + 1)))
+        return failure();
+    ops.insert(def);
+    return success();
+  }
+
+  /// Gives every user of a split of a value that no group computes (a cell
+  /// input such as the hoisted projection, a matmul's result, or a bias
+  /// addition of one of those) a split of its own, with its own copy of the
+  /// addition. A split sits at the earliest level among its users, so one
+  /// split whose pieces two stages read would make the first stage's group
+  /// write the second stage's pieces as results of its own (pass-through
+  /// columns) for the second group to read. Each copy instead joins its
+  /// user's group, which reads the pieces from the tensor at their offsets.
+  /// Copies that end up in no group are merged again (mergeUnfusedSplits).
+  static void splitPerUser(Block &block) {
+    SmallVector<SplitOp> splits(block.getOps<SplitOp>());
+    for (SplitOp split : splits) {
+      llvm::SetVector<Operation *> chain;
+      if (!isFusible(split) ||
+          failed(collectRecomputable(split.getInput(), chain)))
+        continue;
+      llvm::SetVector<Operation *> users;
+      for (Operation *user : split->getUsers())
+        users.insert(user);
+      OpBuilder builder(split);
+      for (Operation *user : llvm::drop_begin(users.getArrayRef())) {
+        IRMapping mapping;
+        for (Operation *op : chain)
+          builder.clone(*op, mapping);
+        Operation *copy = builder.clone(*split, mapping);
+        for (OpOperand &operand : user->getOpOperands())
+          if (operand.get().getDefiningOp() == split)
+            operand.set(copy->getResult(
+                cast<OpResult>(operand.get()).getResultNumber()));
+      }
+    }
+  }
+
+  /// Undoes splitPerUser for the copies that no group took: one split of a
+  /// value is enough outside the groups. (Copies of the chain before such a
+  /// split are left to CSE.)
+  static void mergeUnfusedSplits(Block &block) {
+    SmallVector<SplitOp> splits(block.getOps<SplitOp>());
+    for (auto [i, split] : llvm::enumerate(splits)) {
+      for (SplitOp earlier : ArrayRef<SplitOp>(splits).take_front(i)) {
+        if (!earlier || earlier.getInput() != split.getInput() ||
+            earlier->getAttrDictionary() != split->getAttrDictionary() ||
+            earlier->getResultTypes() != split->getResultTypes())
+          continue;
+        split->replaceAllUsesWith(earlier);
+        split->erase();
+        splits[i] = nullptr;
+        break;
+      }
+    }
+  }
+
   void fuseCell(CellOp cell) {
     Block &block = cell.getBodyBlock();
+    splitPerUser(block);
     // Concats that must stay copies: their group does not fit with them.
     // Each round keeps at least one more, so this ends.
     DenseSet<Operation *> keptConcats;
@@ -507,6 +581,7 @@ struct FusePointwisePass
       numOpsFused += ops.size();
       changed = true;
     }
+    mergeUnfusedSplits(block);
     if (!changed)
       return;
     // Groups were created at the end of the body; order the body again.
