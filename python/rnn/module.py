@@ -486,6 +486,16 @@ class NumpyRNN:
 
     # -- CUDA ------------------------------------------------------------------------------
 
+    def explain(self):
+        """What a call launches, and why (rnn-compile --explain): for the forward function
+        and its variant with lengths, the GEMMs and kernels before the step loop, in each
+        step and after it, each with the rewrite that put it there. An LSTM runs one GEMM
+        and one fused kernel per step; a cell that runs more shows here which stage adds
+        them."""
+        extra = (f"--matmul-type={self._matmul_type}",) if self._matmul_type else ()
+        return _runtime.explain_mlir(self.mlir, optimize=self._optimize is not False,
+                                     extra_args=extra)
+
     @property
     def device(self):
         return self._device

@@ -480,6 +480,19 @@ class RNN(nn.Module):
                             "'tf32' or None")
         return self._library(device_type, _MODEL_DTYPES[dtype], matmul)
 
+    def explain(self, dtype=torch.float32, matmul_dtype=None):
+        """What the compiled module launches, and why (rnn-compile --explain): for the
+        forward, the training forward and the backward, the GEMMs and kernels before each
+        step loop, in each step and after it, each with the rewrite that put it there."""
+        if dtype not in _MODEL_DTYPES and dtype not in _HALF:
+            raise TypeError(f"dtype {dtype}: float32, float64, float16 or bfloat16")
+        model_dtype = "f32" if dtype in _HALF else _MODEL_DTYPES[dtype]
+        matmul = _HALF.get(dtype) or _HALF.get(matmul_dtype, matmul_dtype)
+        self._spec_for(model_dtype)
+        extra = [f"--matmul-type={matmul}"] if matmul else []
+        return _runtime.explain_mlir(self._ir[model_dtype][0], optimize=self.optimize,
+                                     extra_args=extra, training=True, save=self.save)
+
     def _library_file(self, key):
         """The path of a library this module carried through pickling, written into the
         compile cache under the hash of its bytes (None when it carried none for `key`)."""

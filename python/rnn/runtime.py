@@ -487,6 +487,37 @@ def compile_mlir(source, output, optimize=True, extra_args=(), training=False, s
     return output
 
 
+def explain_mlir(source, optimize=True, extra_args=(), training=False, save=None):
+    """What `source` (MLIR text or a .mlir path) launches, and why: rnn-compile --explain's
+    report, for every public function, of the GEMMs and kernels before, in (per step) and
+    after each step loop, each with the rewrite that put it there. The arguments are those of
+    compile_mlir. Raises CompileError with rnn-compile's stderr on failure."""
+    compiler = _compiler_path()
+    with tempfile.TemporaryDirectory(prefix="rnn-explain-") as tmp:
+        if _is_path(source):
+            input_path = os.fspath(source)
+        else:
+            text = source.decode() if isinstance(source, bytes) else source
+            input_path = os.path.join(tmp, "input.mlir")
+            with open(input_path, "w") as f:
+                f.write(text)
+        cmd = [compiler, input_path, "--explain"]
+        if not optimize:
+            cmd.append("--no-optimize")
+        if training:
+            cmd.append("--training")
+        if save is not None:
+            cmd.append(f"--save={save}")
+        cmd.extend(str(a) for a in extra_args)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              errors="replace")
+    if proc.returncode != 0:
+        raise CompileError(f"rnn-compile --explain failed on {input_path}:\n"
+                           f"{proc.stderr.strip()}", stderr=proc.stderr,
+                           returncode=proc.returncode, command=cmd)
+    return proc.stdout
+
+
 def load_runtime_from(path):
     """Loads librnn_runtime from `path`, unless a runtime is loaded already (then that one is
     kept: a process has one runtime). Returns the ctypes.CDLL. Used by rnn.load() to run a

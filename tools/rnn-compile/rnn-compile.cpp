@@ -2,7 +2,7 @@
 //
 //   rnn-compile [--target=cpu|cuda] [--gpu-chip=sm_90a]
 //               [--emit=mlir|llvm|obj|so] [--no-optimize] [-O0..3]
-//               [--matmul-type=f32|bf16|f16|tf32]
+//               [--matmul-type=f32|bf16|f16|tf32] [--explain]
 //               model.mlir -o model.so
 //
 // Runs rnn-optimize (unless --no-optimize), lowers to the LLVM dialect (for
@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rnn/Compiler/Compiler.h"
+#include "rnn/Compiler/Explain.h"
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -108,6 +109,12 @@ static cl::opt<bool> printPipeline(
     cl::desc("Print the lowering pass pipeline (for rnn-opt --pass-pipeline, "
              "after rnn-optimize) and exit"),
     cl::init(false));
+static cl::opt<bool> explain(
+    "explain",
+    cl::desc("Print, for every public function, the GEMMs and kernels it "
+             "launches before, in and after each step loop and the rewrite "
+             "behind each, then exit (to -o, or stdout)"),
+    cl::init(false));
 static cl::opt<std::string> runtimeDir(
     "runtime-dir",
     cl::desc("Where librnn_runtime.so is (default: ../lib next to this tool)"),
@@ -152,7 +159,7 @@ int main(int argc, char **argv) {
   if (optLevel > 3)
     return fail("-O" + llvm::Twine(optLevel.getValue()) +
                 " is not an optimisation level (0-3)");
-  bool toStdout = emit == Emit::MLIR || emit == Emit::LLVM;
+  bool toStdout = emit == Emit::MLIR || emit == Emit::LLVM || explain;
   if (outputFile.empty() && !toStdout)
     return fail("an output file is required (-o model.so)");
   if (outputFile.empty())
@@ -258,6 +265,15 @@ int main(int argc, char **argv) {
     rnn::buildOptimizePipeline(pm, rnn::OptimizePipelineOptions());
     if (failed(pm.run(*module)))
       return fail("rnn-optimize failed");
+  }
+  if (explain) {
+    std::error_code ec;
+    llvm::ToolOutputFile out(target, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail("cannot write " + outputFile + ": " + ec.message());
+    out.os() << rnn::explainModule(*module);
+    out.keep();
+    return publish();
   }
   FailureOr<std::string> manifest = rnn::buildManifest(*module);
   if (failed(manifest))

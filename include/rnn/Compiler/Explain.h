@@ -1,0 +1,25 @@
+//===- Explain.h - What a model launches, and why ---------------*- C++ -*-===//
+//
+// `rnn-compile --explain` and `model.explain()` print, for every public
+// function of an optimised module, the GEMMs and kernels it launches before,
+// in and after each step loop, and which rewrite put each one there, so that
+// a researcher can see why a cell runs more kernels per step than an LSTM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_COMPILER_EXPLAIN_H
+#define RNN_COMPILER_EXPLAIN_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace rnn {
+
+/// The report for `module` (after rnn-optimize, or not: it describes what
+/// the module launches as it stands).
+std::string explainModule(mlir::ModuleOp module);
+
+} // namespace rnn
+
+#endif // RNN_COMPILER_EXPLAIN_H

@@ -1,0 +1,302 @@
+//===- Explain.cpp - What a model launches, and why -----------------------===//
+//
+// The report is read off the optimised IR. The passes leave no marks on the
+// ops they create (an attribute would change every printed op); each rewrite
+// leaves a shape that only it produces instead, and the report names the
+// rewrite by that shape: a matmul over the sequence that feeds a scan's
+// input is a hoisted projection, a matmul with `acc` accumulates onto it, a
+// state whose final value nobody reads was added by one of the carry passes
+// (which one the initial value's computation tells), a weight built from
+// parameters at the scan was packed by rnn-concat-gate-matmuls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Compiler/Explain.h"
+
+#include "rnn/Dialect/RNN/IR/RNNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace rnn {
+namespace {
+
+/// `tensor<?x20xf32>` as `?x20xf32`.
+std::string shapeOf(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    for (int64_t dim : tensor.getShape()) {
+      if (ShapedType::isDynamic(dim))
+        os << "?";
+      else
+        os << dim;
+      os << "x";
+    }
+    os << tensor.getElementType();
+  } else {
+    os << type;
+  }
+  return text;
+}
+
+std::string describeMatmul(MatmulOp matmul) {
+  return "[" + shapeOf(matmul.getLhs().getType()) + "] x [" +
+         shapeOf(matmul.getRhs().getType()) + "] -> [" +
+         shapeOf(matmul.getType()) + "]";
+}
+
+bool isFree(Operation *op) {
+  return matchPattern(op, m_Constant()) || isa<func::ReturnOp>(op) ||
+         op->hasTrait<OpTrait::IsTerminator>();
+}
+
+/// The ops of the function that compute `operands`, down to the function's
+/// arguments and the results of applications (another loop's work). With
+/// `weights`, the ops that compute a matmul's weight go there instead (they
+/// run once per call, not over the sequence).
+void collectFunctionSlice(ValueRange operands,
+                          llvm::SetVector<Operation *> &slice,
+                          llvm::SetVector<Operation *> *weights = nullptr) {
+  SmallVector<Value> worklist(operands.begin(), operands.end());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || isa<ScanOp, StepOp>(def) || !slice.insert(def))
+      continue;
+    if (auto matmul = dyn_cast<MatmulOp>(def); matmul && weights) {
+      worklist.push_back(matmul.getLhs());
+      if (Value acc = matmul.getAcc())
+        worklist.push_back(acc);
+      collectFunctionSlice(matmul.getRhs(), *weights);
+      continue;
+    }
+    worklist.append(def->operand_begin(), def->operand_end());
+  }
+}
+
+struct Application {
+  Operation *op;
+  CellOp cell;
+  ValueRange inputs, init, params, finalStates;
+};
+
+std::optional<Application> asApplication(Operation *op, SymbolTable &symbols) {
+  if (auto scan = dyn_cast<ScanOp>(op))
+    return Application{op,
+                       symbols.lookup<CellOp>(scan.getCell()),
+                       scan.getInputs(),
+                       scan.getInit(),
+                       scan.getParams(),
+                       scan.getFinalStates()};
+  if (auto step = dyn_cast<StepOp>(op))
+    return Application{op,
+                       symbols.lookup<CellOp>(step.getCell()),
+                       step.getInputs(),
+                       step.getStates(),
+                       step.getParams(),
+                       step.getNewStates()};
+  return std::nullopt;
+}
+
+/// The pass that added a state of `app` whose final value nobody reads, by
+/// the computation of its initial value; empty for a state of the cell as
+/// written.
+StringRef carriedBy(const Application &app, unsigned index) {
+  if (!app.finalStates[index].use_empty())
+    return {};
+  Operation *def = app.init[index].getDefiningOp();
+  if (!def)
+    return {};
+  if (auto cast = dyn_cast<CastOp>(def))
+    if (llvm::is_contained(app.init, cast.getInput()))
+      return "rnn-carry-cast-states";
+  if (isa<MatmulOp>(def))
+    return "rnn-carry-recurrent-products";
+  return "rnn-carry-state-pointwise";
+}
+
+class Explainer {
+public:
+  Explainer(ModuleOp module, llvm::raw_ostream &os) : symbols(module), os(os) {}
+
+  void explainFunction(func::FuncOp func) {
+    os << "function @" << func.getSymName() << "\n";
+    SmallVector<Application> applications;
+    for (Operation &op : func.getBody().getOps())
+      if (std::optional<Application> app = asApplication(&op, symbols))
+        if (app->cell)
+          applications.push_back(*app);
+
+    // What each function-level op is for, from the applications it feeds.
+    llvm::DenseMap<Operation *, std::string> roles;
+    for (const Application &app : applications) {
+      llvm::SetVector<Operation *> inputSlice, initSlice, paramSlice;
+      collectFunctionSlice(app.inputs, inputSlice, &paramSlice);
+      collectFunctionSlice(app.init, initSlice);
+      collectFunctionSlice(app.params, paramSlice);
+      llvm::DenseSet<Operation *> feedsMatmul;
+      for (Operation *op : llvm::reverse(inputSlice))
+        if (isa<MatmulOp>(op) || feedsMatmul.contains(op))
+          for (Value operand : op->getOperands())
+            if (Operation *def = operand.getDefiningOp())
+              feedsMatmul.insert(def);
+      for (Operation *op : inputSlice) {
+        if (isa<MatmulOp>(op))
+          roles.try_emplace(op, "input projection over all T*B rows, hoisted "
+                                "by rnn-hoist-input-projection");
+        else if (feedsMatmul.contains(op))
+          roles.try_emplace(op, "feeds a hoisted input projection "
+                                "(rnn-hoist-input-projection)");
+        else
+          roles.try_emplace(op, "input-only work over all T*B rows, hoisted "
+                                "by rnn-hoist-input-pointwise");
+      }
+      for (auto [index, init] : llvm::enumerate(app.init)) {
+        StringRef pass = carriedBy(app, index);
+        if (pass.empty())
+          continue;
+        llvm::SetVector<Operation *> slice;
+        collectFunctionSlice(init, slice);
+        for (Operation *op : slice)
+          roles.try_emplace(
+              op, ("initial value of a state carried by " + pass).str());
+      }
+      for (Operation *op : paramSlice)
+        roles.try_emplace(op, "weights packed once per call (parameter-only "
+                              "ops moved out of the cell)");
+    }
+
+    unsigned loops = 0;
+    for (Operation &op : func.getBody().getOps()) {
+      if (isFree(&op))
+        continue;
+      if (std::optional<Application> app = asApplication(&op, symbols)) {
+        if (app->cell) {
+          explainLoop(*app);
+          ++loops;
+          continue;
+        }
+      }
+      StringRef where = loops == 0 ? "before the loop" : "after a loop";
+      auto role = roles.find(&op);
+      std::string why = role != roles.end() ? role->second : "as written";
+      if (auto matmul = dyn_cast<MatmulOp>(&op))
+        os << "  " << where << ": GEMM " << describeMatmul(matmul) << ": "
+           << why << "\n";
+      else
+        os << "  " << where << ": kernel " << op.getName() << " -> ["
+           << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
+           << "]: " << why << "\n";
+    }
+  }
+
+private:
+  void explainLoop(const Application &app) {
+    CellOp cell = app.cell;
+    unsigned gemms = 0, kernels = 0;
+    for (Operation &op : cell.getBodyBlock()) {
+      if (isFree(&op))
+        continue;
+      if (isa<MatmulOp>(op))
+        ++gemms;
+      else
+        ++kernels;
+    }
+    bool isScan = isa<ScanOp>(app.op);
+    os << "  " << (isScan ? "scan" : "step") << " @" << cell.getSymName();
+    if (auto scan = dyn_cast<ScanOp>(app.op)) {
+      if (scan.getReverse())
+        os << " reverse";
+      if (scan.getLengths())
+        os << " with lengths";
+    }
+    os << ", " << (isScan ? "per step" : "once") << ": " << gemms << " GEMM"
+       << (gemms == 1 ? "" : "s") << ", " << kernels << " kernel"
+       << (kernels == 1 ? "" : "s") << "\n";
+
+    for (unsigned index = 0; index < app.init.size(); ++index) {
+      StringRef pass = carriedBy(app, index);
+      if (!pass.empty())
+        os << "    carries state " << index << " ["
+           << shapeOf(app.init[index].getType()) << "], added by " << pass
+           << "\n";
+    }
+    for (Operation &op : cell.getBodyBlock()) {
+      if (isFree(&op))
+        continue;
+      if (auto matmul = dyn_cast<MatmulOp>(op)) {
+        os << "    GEMM " << describeMatmul(matmul);
+        explainMatmul(app, matmul);
+        os << "\n";
+      } else if (auto group = dyn_cast<PointwiseOp>(op)) {
+        unsigned ops = 0;
+        group.getBody().walk([&](Operation *inner) {
+          if (!isFree(inner))
+            ++ops;
+        });
+        os << "    kernel: fused group of " << ops << " scalar ops -> "
+           << group->getNumResults() << " result"
+           << (group->getNumResults() == 1 ? "" : "s")
+           << ", by rnn-fuse-pointwise\n";
+      } else {
+        os << "    kernel " << op.getName() << " -> ["
+           << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
+           << "]: not fused, a kernel of its own\n";
+      }
+    }
+  }
+
+  void explainMatmul(const Application &app, MatmulOp matmul) {
+    CellOp cell = app.cell;
+    SmallVector<std::string> notes;
+    auto lhs = dyn_cast<BlockArgument>(matmul.getLhs());
+    if (lhs && !cell.isInputIndex(lhs.getArgNumber()) &&
+        !cell.isParamIndex(lhs.getArgNumber())) {
+      unsigned index = lhs.getArgNumber() - cell.getNumInputs();
+      StringRef pass = carriedBy(app, index);
+      notes.push_back(pass.empty()
+                          ? std::string("recurrent product of a state")
+                          : ("reads a state carried by " + pass).str());
+    } else if (isa_and_nonnull<PointwiseOp>(matmul.getLhs().getDefiningOp())) {
+      notes.push_back("reads the previous group's result: a dependent stage");
+    }
+    if (matmul.getAcc())
+      notes.push_back("accumulates onto a hoisted input row "
+                      "(rnn-accumulate-into-projection)");
+    if (auto rhs = dyn_cast<BlockArgument>(matmul.getRhs());
+        rhs && cell.isParamIndex(rhs.getArgNumber())) {
+      unsigned index =
+          rhs.getArgNumber() - cell.getNumInputs() - cell.getNumStates();
+      Operation *def = app.params[index].getDefiningOp();
+      if (isa_and_nonnull<ConcatOp>(def))
+        notes.push_back("weights of " + std::to_string(def->getNumOperands()) +
+                        " matmuls concatenated by rnn-concat-gate-matmuls");
+      else if (isa_and_nonnull<MatmulOp>(def))
+        notes.push_back("weight product of rnn-carry-recurrent-products");
+    }
+    for (auto [i, note] : llvm::enumerate(notes))
+      os << (i == 0 ? ": " : "; ") << note;
+  }
+
+  SymbolTable symbols;
+  llvm::raw_ostream &os;
+};
+
+} // namespace
+
+std::string explainModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  Explainer explainer(module, os);
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      explainer.explainFunction(func);
+  return text;
+}
+
+} // namespace rnn
