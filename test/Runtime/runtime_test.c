@@ -887,7 +887,7 @@ static void testGemmAccumulate(void) {
       for (int64_t i = 0; i < N * K; ++i)
         storeRandom(b, abType, i);
       for (int64_t i = 0; i < M * N; ++i) {
-        storeRandom(c, cType, i + 7);
+        storeRandom(c, cType, i);
         before[i] = load(c, cType, i);
       }
       rnn_cpu_gemm(abType, cType, RNN_GEMM_B_NK | RNN_GEMM_ACCUMULATE, M, N,

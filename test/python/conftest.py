@@ -17,6 +17,10 @@ import rnn  # noqa: E402
 
 EXAMPLES_DIR = REPO / "examples"
 MODELS_DIR = TEST_DIR / "models"
+# The build under test: $RNN_BUILD_DIR, as scripts/test.sh and the rnn package take it, else
+# <repo>/build. $RNN_OPT names another rnn-opt.
+BUILD_DIR = Path(os.environ.get("RNN_BUILD_DIR") or REPO / "build").absolute()
+RNN_OPT = os.environ.get("RNN_OPT", str(BUILD_DIR / "bin" / "rnn-opt"))
 
 
 @pytest.fixture(scope="session")

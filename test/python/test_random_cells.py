@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(HERE))
 
 import cellgen  # noqa: E402
+from conftest import RNN_OPT  # noqa: E402
 from rnn.runtime import CompileError, Model, compile_mlir  # noqa: E402
 
-RNN_OPT = os.environ.get("RNN_OPT", str(ROOT / "build" / "bin" / "rnn-opt"))
 NUM_SEEDS = int(os.environ.get("RNN_RANDOM_CELLS", "200"))
 FIRST_SEED = int(os.environ.get("RNN_RANDOM_CELLS_FIRST", "0"))
 TOL = 1e-5

@@ -4,21 +4,17 @@ and output around row reductions). After rnn-optimize each such concatenation is
 of several pieces of one rnn.pointwise; compiled with and without optimisation, the models
 must match float64 numpy references."""
 
-import os
 import subprocess
 
 import numpy as np
 import pytest
 
 import reference
-from conftest import MODELS_DIR, REPO
+from conftest import MODELS_DIR, RNN_OPT
 from test_examples import check_close
 
 MODEL = MODELS_DIR / "wide_results.mlir"
 H = 20
-RNN_OPT = os.environ.get("RNN_OPT", str(REPO / "build" / "bin" / "rnn-opt"))
-if "RNN_BUILD_DIR" in os.environ and "RNN_OPT" not in os.environ:
-    RNN_OPT = os.path.join(os.environ["RNN_BUILD_DIR"], "bin", "rnn-opt")
 
 SHAPES = [(6, 3), (1, 1), (4, 2)]
 IDS = [f"T{T}B{B}" for T, B in SHAPES]

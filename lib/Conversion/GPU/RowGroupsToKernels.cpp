@@ -293,7 +293,10 @@ struct ConvertRowGroupsToKernelsPass
         members.push_back(op);
     SmallVector<Value> rowSizes;
     Value rows = arith::ConstantIndexOp::create(b, loc, 1);
-    for (Range range : llvm::drop_end(firstOp.createLoopRanges(b, loc))) {
+    // drop_end keeps iterators, not the container: the ranges are a named
+    // vector, since a temporary would die before the loop runs.
+    SmallVector<Range> loopRanges = firstOp.createLoopRanges(b, loc);
+    for (Range range : llvm::drop_end(loopRanges)) {
       rowSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
       rows = arith::MulIOp::create(b, loc, rows, rowSizes.back());
     }
