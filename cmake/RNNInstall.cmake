@@ -22,6 +22,13 @@ foreach(library ${RNN_MLIR_LIBRARIES} ${RNN_SHARED_LIBRARIES})
   target_include_directories(${library} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
+# A sanitized build's libraries need the sanitizer runtime in whatever links
+# them: the package says so (RNN_ENABLE_SANITIZERS, CMakeLists.txt).
+if(RNN_ENABLE_SANITIZERS)
+  foreach(library ${RNN_MLIR_LIBRARIES} ${RNN_SHARED_LIBRARIES})
+    target_link_options(${library} INTERFACE ${RNN_SANITIZER_LINK_FLAGS})
+  endforeach()
+endif()
 install(TARGETS ${RNN_SHARED_LIBRARIES} EXPORT MLIRTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Installed binaries find our libraries beside them and MLIR's where MLIR is.

@@ -7,6 +7,11 @@ LLVM=/usr/lib/llvm-22
 
 "$ROOT/scripts/install-deps.sh"
 
+# RNN_CMAKE_ARGS: more cache settings, space-separated (scripts/test-sanitizers.sh
+# passes -DRNN_ENABLE_SANITIZERS=ON); applied to an existing build directory too.
+EXTRA_CMAKE_ARGS=()
+if [[ -n "${RNN_CMAKE_ARGS:-}" ]]; then read -ra EXTRA_CMAKE_ARGS <<<"$RNN_CMAKE_ARGS"; fi
+
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release \
@@ -14,6 +19,8 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=$LLVM/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=$LLVM/bin/lit \
-    -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" >/dev/null
+    -DCUDAToolkit_ROOT="${CUDA_HOME:-/usr/local/cuda}" "${EXTRA_CMAKE_ARGS[@]}" >/dev/null
+elif ((${#EXTRA_CMAKE_ARGS[@]})); then
+  cmake -S "$ROOT" -B "$BUILD" "${EXTRA_CMAKE_ARGS[@]}" >/dev/null
 fi
 ninja -C "$BUILD" "$@"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the build and the test suite need, and nothing when it
 # is all there already. Safe to run again; run as root (or with sudo).
+# Arguments name more Debian packages to install the same way
+# (scripts/test-sanitizers.sh asks for libclang-rt-22-dev).
 set -euo pipefail
 
 APT_PACKAGES=(
@@ -8,6 +10,7 @@ APT_PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   clang-22 lld-22
   libopenblas-dev # cblas.h and libopenblas for librnn_runtime's GEMM
+  "$@"
 )
 
 missing=()

@@ -6,6 +6,7 @@
 import os
 
 import lit.formats
+import lit.util
 from lit.llvm import llvm_config
 from lit.llvm.subst import ToolSubst
 
@@ -26,6 +27,17 @@ config.substitutions.append(("%examples", os.path.join(config.rnn_src_root, "exa
 config.substitutions.append(("%cmake", config.cmake))
 config.substitutions.append(("%c_compiler", config.c_compiler))
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+
+# %rnn_python: python3 for RUN lines that load our libraries into the interpreter.
+# In a sanitized build (RNN_ENABLE_SANITIZERS, scripts/test-sanitizers.sh) the
+# interpreter is not instrumented: the ASan runtime is preloaded into it, and
+# leak detection is off there (LSan would report the interpreter's own memory
+# left at exit; the tools and C programs keep it).
+python = "python3"
+if lit.util.pythonize_bool(config.rnn_sanitizers):
+    asan_options = ":".join(o for o in (os.environ.get("ASAN_OPTIONS"), "detect_leaks=0") if o)
+    python = f"env LD_PRELOAD={config.rnn_asan_runtime} ASAN_OPTIONS={asan_options} python3"
+config.substitutions.append(("%rnn_python", python))
 
 # Variables named in CHECK lines must not leak across CHECK-LABEL blocks.
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope --allow-unused-prefixes=false"
