@@ -68,6 +68,13 @@ static cl::opt<std::string> matmulType(
 static cl::opt<bool> noOptimize("no-optimize",
                                 cl::desc("Skip the rnn-optimize pipeline"),
                                 cl::init(false));
+static cl::opt<std::string> optimizeOptions(
+    "optimize-options",
+    cl::desc("Options of the rnn-optimize pipeline, as rnn-opt takes them "
+             "(e.g. \"hoist-input-pointwise=false carry-state-pointwise="
+             "false\"): to see what a rewrite does to a model, or time it "
+             "without"),
+    cl::value_desc("options"), cl::init(""));
 static cl::opt<bool>
     training("training",
              cl::desc("Also compile, for every public function f, its training "
@@ -159,6 +166,14 @@ int main(int argc, char **argv) {
   if (optLevel > 3)
     return fail("-O" + llvm::Twine(optLevel.getValue()) +
                 " is not an optimisation level (0-3)");
+  std::unique_ptr<rnn::OptimizePipelineOptions> pipelineOptions =
+      rnn::OptimizePipelineOptions::createFromString(optimizeOptions);
+  if (!pipelineOptions)
+    return fail("--optimize-options='" + optimizeOptions +
+                "' is not a list of rnn-optimize options (`rnn-opt --help` "
+                "lists them under --rnn-optimize)");
+  if (noOptimize && !optimizeOptions.empty())
+    return fail("--optimize-options has no effect with --no-optimize");
   bool toStdout = emit == Emit::MLIR || emit == Emit::LLVM || explain;
   if (outputFile.empty() && !toStdout)
     return fail("an output file is required (-o model.so)");
@@ -262,7 +277,7 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     if (failed(configure(pm)))
       return fail("the pass manager options are invalid");
-    rnn::buildOptimizePipeline(pm, rnn::OptimizePipelineOptions());
+    rnn::buildOptimizePipeline(pm, *pipelineOptions);
     if (failed(pm.run(*module)))
       return fail("rnn-optimize failed");
   }
