@@ -7,7 +7,8 @@
 // input is a hoisted projection, a matmul with `acc` accumulates onto it, a
 // state whose final value nobody reads was added by one of the carry passes
 // (which one the initial value's computation tells), a weight built from
-// parameters at the scan was packed by rnn-concat-gate-matmuls.
+// parameters at the scan was packed by rnn-concat-gate-matmuls (along N) or
+// rnn-concat-summed-matmuls (along K).
 //
 //===----------------------------------------------------------------------===//
 
@@ -153,8 +154,8 @@ public:
           roles.try_emplace(op, "feeds a hoisted input projection "
                                 "(rnn-hoist-input-projection)");
         else
-          roles.try_emplace(op, "input-only work over all T*B rows, hoisted "
-                                "by rnn-hoist-input-pointwise");
+          roles.try_emplace(op, "work on the input sequence before the "
+                                "loop, as the function computes it");
       }
       for (auto [index, init] : llvm::enumerate(app.init)) {
         StringRef pass = carriedBy(app, index);
@@ -273,10 +274,28 @@ private:
       unsigned index =
           rhs.getArgNumber() - cell.getNumInputs() - cell.getNumStates();
       Operation *def = app.params[index].getDefiningOp();
-      if (isa_and_nonnull<ConcatOp>(def))
-        notes.push_back("weights of " + std::to_string(def->getNumOperands()) +
-                        " matmuls concatenated by rnn-concat-gate-matmuls");
-      else if (isa_and_nonnull<MatmulOp>(def))
+      if (auto concat = dyn_cast_or_null<ConcatOp>(def)) {
+        // Along K (the weight's `in` axis) the products of one sum were
+        // merged; along N, the gates of one operand.
+        int64_t kAxis = matmul.getWeightInOut() ? 0 : 1;
+        auto describe = [&](ConcatOp packed) {
+          return packed.getConcatAxis() == kAxis
+                     ? " matmuls of one sum concatenated along K by "
+                       "rnn-concat-summed-matmuls"
+                     : " matmuls concatenated by rnn-concat-gate-matmuls";
+        };
+        notes.push_back("weights of " +
+                        std::to_string(concat->getNumOperands()) +
+                        describe(concat));
+        for (Value piece : concat.getInputs())
+          if (auto inner = piece.getDefiningOp<ConcatOp>();
+              inner && inner.getConcatAxis() != concat.getConcatAxis()) {
+            notes.push_back("each of " +
+                            std::to_string(inner->getNumOperands()) +
+                            describe(inner));
+            break;
+          }
+      } else if (isa_and_nonnull<MatmulOp>(def))
         notes.push_back("weight product of rnn-carry-recurrent-products");
     }
     for (auto [i, note] : llvm::enumerate(notes))

@@ -27,13 +27,9 @@
 
 // Per step, one kernel (the group, which writes the four gate gradients
 // into their columns of the step's row of dgates) and the GEMM that reads
-// that row and writes dh_{t-1} in place. Before the loop, one kernel
-// computes tanh(c) of every step into a buffer of its own (it reads the
-// saved c alone: rnn-hoist-input-pointwise), and two copy the initial
-// states into the final states' buffers, which the steps update.
+// that row and writes dh_{t-1} in place; the two kernels before the loop copy
+// the initial states into the final states' buffers, which the steps update.
 // BWD-LABEL: llvm.func @lstm_backward_seq(
-// BWD: mgpuMemAlloc
-// BWD: gpu.launch_func
 // BWD: gpu.launch_func
 // BWD: gpu.launch_func
 // BWD: gpu.launch_func

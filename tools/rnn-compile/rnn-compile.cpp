@@ -71,7 +71,7 @@ static cl::opt<bool> noOptimize("no-optimize",
 static cl::opt<std::string> optimizeOptions(
     "optimize-options",
     cl::desc("Options of the rnn-optimize pipeline, as rnn-opt takes them "
-             "(e.g. \"hoist-input-pointwise=false carry-state-pointwise="
+             "(e.g. \"concat-summed-matmuls=false carry-state-pointwise="
              "false\"): to see what a rewrite does to a model, or time it "
              "without"),
     cl::value_desc("options"), cl::init(""));

@@ -2,9 +2,9 @@
 //
 // What depends on a cell's per-step inputs alone (and on parameters and
 // constants), never on a state, computes the same rows whether it runs step
-// by step or once over the whole input sequence before the loop. The passes
-// that move such work out of the loop (rnn-hoist-input-projection,
-// rnn-hoist-input-pointwise) share the test for it and the cloning.
+// by step or once over the whole input sequence before the loop.
+// rnn-hoist-input-projection moves the products of such values out of the
+// loop with this test and this cloning.
 //
 //===----------------------------------------------------------------------===//
 

@@ -25,14 +25,14 @@ void buildOptimizePipeline(OpPassManager &pm,
   // matmul with the projection that reads the same rows.
   if (options.carryRecurrentProducts)
     pm.addPass(createCarryRecurrentProducts());
+  // Before the gate concatenation, which then merges the products of the
+  // gates that read the same concatenated operands.
+  if (options.concatSummedMatmuls)
+    pm.addPass(createConcatSummedMatmuls());
   if (options.concatGateMatmuls)
     pm.addPass(createConcatGateMatmuls());
   if (options.hoistInputProjection) {
     pm.addPass(createHoistInputProjection());
-    // Before the accumulation, which wants a projection that nothing but
-    // the sum reads: a hoisted gate may have been its other reader.
-    if (options.hoistInputPointwise)
-      pm.addPass(createHoistInputPointwise());
     pm.addPass(createAccumulateIntoProjection());
   }
   pm.addPass(createCanonicalizerPass());

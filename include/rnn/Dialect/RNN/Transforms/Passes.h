@@ -22,6 +22,12 @@ struct OptimizePipelineOptions
       llvm::cl::desc("Carry U·s instead of a projected state s read only "
                      "through matmuls (LSTM with projection)"),
       llvm::cl::init(true)};
+  Option<bool> concatSummedMatmuls{
+      *this, "concat-summed-matmuls",
+      llvm::cl::desc("Merge matmuls with different left operands that feed "
+                     "one sum into one over the operands concatenated along "
+                     "K"),
+      llvm::cl::init(true)};
   Option<bool> concatGateMatmuls{
       *this, "concat-gate-matmuls",
       llvm::cl::desc("Merge matmuls that share a left operand"),
@@ -30,11 +36,6 @@ struct OptimizePipelineOptions
       *this, "hoist-input-projection",
       llvm::cl::desc("Move input projections out of the time loop and let "
                      "the recurrent matmul accumulate onto them"),
-      llvm::cl::init(true)};
-  Option<bool> hoistInputPointwise{
-      *this, "hoist-input-pointwise",
-      llvm::cl::desc("Compute input-only pointwise work over the whole "
-                     "sequence before the loop (needs hoist-input-projection)"),
       llvm::cl::init(true)};
   Option<bool> carryStatePointwise{
       *this, "carry-state-pointwise",

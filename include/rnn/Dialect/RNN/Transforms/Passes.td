@@ -34,6 +34,40 @@ def ConcatGateMatmuls : Pass<"rnn-concat-gate-matmuls", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConcatSummedMatmuls
+    : Pass<"rnn-concat-summed-matmuls", "::mlir::ModuleOp"> {
+  let summary = "Merges matmuls with different left operands that feed one "
+                "sum into one matmul over the operands concatenated along K";
+  let description = [{
+    Runs before `rnn-concat-gate-matmuls`. In a tree of single-use `rnn.add`
+    ops, the terms that are `[B, N]` products of a value depending on a
+    state with a parameter (`h·Uᵀ`, `c·Vᵀ`, `a·R_aᵀ` for a gate `a` of the
+    same step), read by the sum alone, become one product:
+    `h·Uᵀ + c·Vᵀ + rest` is `[h, c]·[U, V]ᵀ + rest`. A step then launches
+    one GEMM where it launched one per operand; the concatenation of the
+    left operands is pointwise work that the fusion writes where its pieces
+    are computed (a concatenation of states is carried by
+    `rnn-carry-state-pointwise`), and the weights are packed once per call.
+
+    Products merge when they agree on the result type, the row count, the
+    operand element types, the weight layout and `allow_tf32`, and run at
+    the same point of a step: their left operands come after the same
+    number of dependent matmuls. A product of a value ready at the start of
+    the step is not moved into a later stage. Products of the input alone
+    (hoisted by `rnn-hoist-input-projection`), products that accumulate and
+    products read elsewhere stay. Sums that read the same operands share
+    one concatenation, so that `rnn-concat-gate-matmuls` merges their
+    products along N (an LSTM whose gates read h and c through matrices of
+    their own runs one GEMM per step). The terms of a rewritten sum are
+    reassociated.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numMatmulsMerged", "matmuls-merged",
+              "Products merged into a product over concatenated operands">
+  ];
+}
+
 def HoistInputProjection : Pass<"rnn-hoist-input-projection", "::mlir::ModuleOp"> {
   let summary = "Moves matmuls of the step input out of the time loop";
   let description = [{
@@ -52,40 +86,6 @@ def HoistInputProjection : Pass<"rnn-hoist-input-projection", "::mlir::ModuleOp"
   let statistics = [
     Statistic<"numHoisted", "matmuls-hoisted",
               "Input projections moved out of cells">
-  ];
-}
-
-def HoistInputPointwise : Pass<"rnn-hoist-input-pointwise", "::mlir::ModuleOp"> {
-  let summary = "Computes a cell's input-only pointwise work over the whole "
-                "sequence, before the time loop";
-  let description = [{
-    Runs after `rnn-hoist-input-projection`. What a cell computes from its
-    per-step inputs alone (and parameters and constants), never from a
-    state, gives the same rows whether it runs at every step or once over
-    the whole input sequence: a gate `sigmoid(x·W_zᵀ + b_z)`, a `tanh(x)`
-    added to a pre-activation. Each such value that an op depending on a
-    state (or the yield) reads is computed at every `rnn.scan` over all
-    `T·B` rows (at an `rnn.step`, on the step's rows) and enters the cell as
-    a new per-step input; what only fed it leaves the cell.
-
-    A value crosses into the loop only when its computation holds work that
-    a step should not repeat: a transcendental (`sigmoid`, `tanh`, `exp`,
-    `log`, `sqrt`, `rsqrt`), a division or a matmul, and no row reduction
-    or `rnn.layer_norm` (unfused outside the cell, those would cost many
-    kernels and buffers per call). Additions, products, casts and selections with parameters
-    stay, as bias additions do for `rnn-hoist-input-projection`: in the
-    fused group they cost an instruction, before the loop a kernel and a
-    buffer. Last-axis splits and concatenations are column reads in the
-    group: where the loop reads pieces of an input-only value, the value
-    itself crosses, never a copy of its pieces. Inputs the cell no longer
-    reads are dropped (one is always kept). A cell whose symbol has users
-    other than `rnn.scan` and `rnn.step` is left alone.
-  }];
-  let dependentDialects = ["::rnn::RNNDialect"];
-  let statistics = [
-    Statistic<"numHoisted", "values-hoisted",
-              "Input-only values computed over the sequence">,
-    Statistic<"numOpsMoved", "ops-moved", "Ops erased from cells after hoisting">
   ];
 }
 
