@@ -45,6 +45,14 @@ LogicalResult addEntryPoints(ModuleOp module, StringRef manifest,
         module.lookupSymbol<LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
     if (!wrapped)
       return module.emitError() << "no C interface was generated for @" << name;
+    // The wrapper passes every field of every descriptor to @name as a
+    // scalar of its own: 1,250 arguments for an 8-layer bidirectional stack,
+    // whose call alone took LLVM's code generator 3.3 s where the inliner's
+    // cost model left it a call. Inlined, @name's body is the wrapper's.
+    wrapped.walk([&](LLVM::CallOp call) {
+      if (call.getCallee() == name)
+        call.setAlwaysInline(true);
+    });
     auto entryType =
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptr});
     auto entry =

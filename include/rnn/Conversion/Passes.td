@@ -202,6 +202,42 @@ def HoistLoopAllocations
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def OutlineLoops : Pass<"outline-loops", "::mlir::ModuleOp"> {
+  let summary = "Moves each large top-level loop of a function into a "
+                "function of its own, shared by identical loops";
+  let description = [{
+    After bufferization and deallocation: in a `func.func` that holds at
+    least two `scf.for` loops of at least `min-ops` nested ops directly in
+    its body (the time loops of a stack of scans: 2·L in an L-layer
+    bidirectional network), each such loop moves into a private
+    `func.func` named after its function (`@forward_loop`,
+    `@forward_loop_0`, ...; internal linkage once in LLVM) and is replaced
+    by a `func.call` marked `no_inline`. Constants the loop uses are cloned into the new function,
+    and so are the buffers that only the loop uses (allocated before it
+    and freed after it in the same block: the scratch buffers that
+    `hoist-loop-allocations` took out of it), with their deallocs; every
+    other value from above (buffers, sizes, scalars) is an argument, and
+    the loop's results are the function's. A loop that uses a value of
+    another type (a GPU token) stays where it is. Identical functions (the
+    same text under one name) are then one: the time loops of layers 1 to
+    L-1 of a stack run the same cell on buffers of the same types, and so
+    (the input projection being outside the loop) does layer 0's.
+
+    LLVM's optimiser and code generator take time that grows faster than
+    the size of a function (dominator-tree updates, live ranges that cross
+    every loop); a function per loop keeps the compile time linear in the
+    number of layers, and sharing them compiles each distinct loop once
+    (docs/performance-notes.md). A call per loop, not per step, costs
+    nothing measurable.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "unsigned", "32",
+           "the nested ops a loop must hold to be outlined">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertStepLoopsToPersistentKernels
     : Pass<"convert-step-loops-to-persistent-kernels", "::mlir::ModuleOp"> {
   let summary = "Runs an eligible recurrence as one persistent kernel, the "

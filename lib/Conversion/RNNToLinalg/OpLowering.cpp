@@ -290,23 +290,17 @@ static SmallVector<Value> lowerSplit(OpBuilder &b, SplitOp split) {
   return pieces;
 }
 
+/// One tensor.concat, which bufferizes in one step: a buffer and a copy of
+/// each piece into its subview. As a chain of n tensor.insert_slice into a
+/// tensor.empty, every link aliases the whole chain, and empty-tensor
+/// elimination and one-shot bufferization took time growing as n^3.7 (18 of
+/// the 19.8 s a cell of 128 gates took to compile; docs/performance-notes.md).
+/// The code is the same: pieces that are arguments (packed weights) or whole
+/// sequences are copied, as the chain copied them, and a piece computed into
+/// a fresh buffer is computed in its place by elide-buffer-copies.
 static Value lowerConcat(OpBuilder &b, ConcatOp concat) {
-  Location loc = concat.getLoc();
-  RankedTensorType type = concat.getType();
-  int64_t axis = concat.getConcatAxis();
-  Value result = emptyLike(b, loc, type, concat.getInputs());
-  int64_t offset = 0;
-  for (Value piece : concat.getInputs()) {
-    auto pieceType = cast<RankedTensorType>(piece.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    offsets[axis] = b.getIndexAttr(offset);
-    SmallVector<OpFoldResult> sizes = mixedSizes(b, loc, pieceType, piece);
-    result = tensor::InsertSliceOp::create(b, loc, piece, result, offsets,
-                                           sizes, strides);
-    offset += pieceType.getDimSize(axis);
-  }
-  return result;
+  return tensor::ConcatOp::create(b, concat.getLoc(), concat.getType(),
+                                  concat.getConcatAxis(), concat.getInputs());
 }
 
 /// A copy with permuted dimensions: a parallel generic that reads the input
