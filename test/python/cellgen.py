@@ -14,6 +14,13 @@ ops plus a `func.func @cell_seq` that scans it, and returns
   for the dynamic sizes and the range its values are drawn from, the result
   shapes, I, H, reverse). `make_args(shapes, T, B, rng)` draws float32 arguments.
 
+`generate(seed, family="extended")` draws from a second family (ExtendedCellGen):
+cells shaped as variations of the LSTM and the GRU, with gate feedback, second
+recurrent stages, pointwise functions of the states before matmuls and input-only
+pointwise chains, whose recurrent products are planned to 2-8 H*H multiply-adds per
+row and step (bench/cell_speed.py times them). The default family's cells do not
+depend on it.
+
 Every value carries a conservative interval [lo, hi] that holds for all its
 elements, given the ranges the arguments are drawn from (inputs in [-1, 1],
 states in [-S, S] where the new state is checked to stay inside [-S, S], weights
