@@ -14,6 +14,13 @@ ops plus a `func.func @cell_seq` that scans it, and returns
   for the dynamic sizes and the range its values are drawn from, the result
   shapes, I, H, reverse). `make_args(shapes, T, B, rng)` draws float32 arguments.
 
+`generate(seed, family="extended")` draws from a second family (ExtendedCellGen):
+cells shaped as variations of the LSTM and the GRU, with gate feedback, second
+recurrent stages, pointwise functions of the states before matmuls and input-only
+pointwise chains, whose recurrent products are planned to 2-8 H*H multiply-adds per
+row and step (bench/cell_speed.py times them). The default family's cells do not
+depend on it.
+
 Every value carries a conservative interval [lo, hi] that holds for all its
 elements, given the ranges the arguments are drawn from (inputs in [-1, 1],
 states in [-S, S] where the new state is checked to stay inside [-S, S], weights
@@ -295,6 +302,10 @@ class CellShapes:
     num_states: int = 1
     num_ops: int = 0
     ops: dict = field(default_factory=dict)       # op name -> count
+    family: str = "default"
+    # Multiply-adds per row and step of the matmuls whose left operand depends on a
+    # state and whose result reaches a result (`recurrent_macs`).
+    recurrent_macs: int = 0
 
 
 def make_args(shapes, T, B, rng):
@@ -319,6 +330,8 @@ SCALARS = (0.5, 1.0, 2.0, -1.0, 0.25, 1.5, -0.5, 3.0, 0.75)
 
 
 class CellGen:
+    FAMILY = "default"
+
     def __init__(self, seed, I=None, H=None, lengths=False):
         self.seed = seed
         self.sizes = (I, H)        # overrides of the drawn sizes (None: keep the drawn one)
@@ -879,7 +892,8 @@ class CellGen:
             return ", ".join(f"{v.name}: {ttype(v.shape)}" for v in vals)
         out_types = ", ".join(ttype(v.shape) for v in self.outputs)
         lines = []
-        lines.append(f"// cellgen seed {self.seed}: I = {self.I}, H = {H}, "
+        family = "" if self.FAMILY == "default" else f" ({self.FAMILY})"
+        lines.append(f"// cellgen seed {self.seed}{family}: I = {self.I}, H = {H}, "
                      f"{len(self.states)} state(s), {len(self.nodes)} ops"
                      + (", reverse" if self.reverse else ""))
         hdr = f"rnn.cell @cell inputs({args(self.inputs)}) states({args(self.states)})"
@@ -929,7 +943,8 @@ class CellGen:
     def shapes(self):
         sh = CellShapes(func="cell_seq", I=self.I, H=self.H, reverse=self.reverse,
                         num_outputs=len(self.outputs), num_states=len(self.states),
-                        num_ops=len(self.nodes))
+                        num_ops=len(self.nodes), family=self.FAMILY,
+                        recurrent_macs=recurrent_macs(self))
         sh.args.append(ArgSpec("xs", ("T", "B", self.I), -1.0, 1.0, "input"))
         if self.extra_inputs:
             sh.args.append(ArgSpec("xs2", ("T", "B", self.H), -1.0, 1.0, "input"))
@@ -990,14 +1005,305 @@ class CellGen:
         return tuple(ys) + tuple(np.array(s, dtype=dtype) for s in states)
 
 
-def generate(seed, I=None, H=None, lengths=False):
+def recurrent_macs(gen):
+    """Multiply-adds per row and step of `gen`'s recurrent matmuls: those whose left
+    operand depends on a state (the products a step must wait for), counted only where
+    the result reaches an output or a new state, since the compiler drops the rest."""
+    dep = {s.name for s in gen.states}
+    for n in gen.nodes:
+        if any(o.name in dep for o in n.operands):
+            dep.update(r.name for r in n.results)
+    live = {v.name for v in gen.outputs + gen.new_states}
+    total = 0
+    for n in reversed(gen.nodes):
+        if not any(r.name in live for r in n.results):
+            continue
+        live.update(o.name for o in n.operands)
+        if n.op == "matmul" and n.operands[0].name in dep:
+            total += n.operands[0].shape[-1] * n.results[0].shape[-1]
+    return total
+
+
+class ExtendedCellGen(CellGen):
+    """Cells shaped as a researcher varies an LSTM or a GRU, with the patterns the zoo
+    lacks (issue 28), each drawn often:
+
+    * pointwise functions of the states before the first recurrent matmul
+      (`tanh(h)·Uᵀ`, `(h⊙c)·Uᵀ`, `(σ(c)⊙h)·Uᵀ`), or the states concatenated along K;
+    * gate feedback: a gate computed in this step read by the next one through a matrix
+      of its own (`b = tanh(W_b x + U_b h + R_b a)`), sometimes in a chain of two;
+    * a second recurrent stage on a gated state (`(r⊙h)·U_nᵀ`, the GRU with the reset
+      gate first);
+    * input-only pointwise chains feeding gates (`σ(W_z x + b_z)`, `tanh(x)`,
+      `x⊙σ(W_z x + b_z)`, `tanh(x)·Wᵀ`);
+    * LayerNorm on the gate pre-activations, one to three states, and a few random
+      pointwise and row-reduction ops (the default family's actions, no matmuls).
+
+    The recurrent matmuls are planned first so that they come to between MIN_UNITS
+    and MAX_UNITS times H·H multiply-adds per row and step (an LSTM: 4), which keeps
+    a FLOP-scaled LSTM a meaningful reference for their time (bench/cell_speed.py).
+    Every gate is read by a state update, so no recurrent product is dead code.
+
+    The draws come from a random stream of their own: seed N of this family has
+    nothing to do with seed N of the default family."""
+
+    FAMILY = "extended"
+    STATE_NAMES = ("%h", "%c", "%m")
+    MIN_UNITS = 2
+    MAX_UNITS = 8
+
+    def __init__(self, seed, I=None, H=None, lengths=False):
+        super().__init__(seed, I, H, lengths)
+        self.rng = random.Random(f"cellgen-extended-{seed}")
+        self.unused = []     # gate values no state update has read yet
+        self.units = 0       # planned recurrent multiply-adds, in units of H*H
+
+    # -- the plan ----------------------------------------------------------------
+    def plan(self, nstates):
+        """The recurrent structure, redrawn until its multiply-adds are in range."""
+        rng = self.rng
+        while True:
+            p = {"pre": rng.random() < 0.5,
+                 "src": (rng.choice(["one", "one", "concat", "two"]) if nstates > 1
+                         else "one"),
+                 "k1": rng.randint(1, 4),
+                 "feedback": [rng.random() < 0.5 for _ in range(rng.choice([0, 0, 1, 1, 2]))],
+                 "stage2": rng.choice([0, 0, 1, 1, 2]),
+                 "inputs": (rng.sample(["sigmoid", "tanh_x", "gated_x", "tanh_proj"],
+                                       rng.choice([1, 1, 2]))
+                            if rng.random() < 0.6 else []),
+                 "layer_norm": rng.random() < 0.25,
+                 "extras": rng.choice([0, 0, 1, 2, 3])}
+            # Stage 1 reads H columns per gate and source (2H for the concatenation);
+            # a feedback product is one unit, plus its own U on stage 1's operand.
+            width = 2 if p["src"] == "concat" else 1
+            units = p["k1"] * (1 if p["src"] == "one" else 2)
+            units += sum(1 + (width if own else 0) for own in p["feedback"]) + p["stage2"]
+            if self.MIN_UNITS <= units <= self.MAX_UNITS:
+                self.units = units
+                return p
+
+    # -- helpers -------------------------------------------------------------------
+    def gate(self, terms, kind=None):
+        """act(sum(terms) + b): a gate, sigmoid or tanh, recorded as not yet read."""
+        pre = terms[0]
+        for t in terms[1:]:
+            pre = self.binary("add", pre, t)
+        if self.rng.random() < 0.7:
+            pre = self.binary("add", pre, self.bias(self.H))
+        return self.activate(pre, kind)
+
+    def activate(self, pre, kind=None):
+        kind = kind or self.rng.choice(["sigmoid", "sigmoid", "tanh"])
+        g = self.unary(kind, pre)
+        self.pool.append(g)
+        self.unused.append(g)
+        return g
+
+    def take(self, unit=False):
+        """A gate for a state update, preferring one nothing has read yet; with `unit`,
+        one in [0, 1] (a sigmoid of it if need be), else one in [-1, 1]."""
+        fits = (lambda v: v.lo >= 0 and v.hi <= 1) if unit else (lambda v: v.mag <= 1)
+        cands = [v for v in self.unused if fits(v)] or self.unused
+        if cands:
+            v = self.rng.choice(cands)
+            self.unused.remove(v)
+        else:
+            v = self.pick()
+        if not fits(v):
+            v = self.unary("sigmoid" if unit else "tanh", v)
+        return v
+
+    def state_pointwise(self):
+        """A pointwise function of the states that a recurrent matmul reads."""
+        h = self.states[0]
+        other = self.states[1] if len(self.states) > 1 else None
+        k = self.rng.choice(["tanh", "relu", "mul", "gate", "add"] if other else
+                            ["tanh", "tanh", "relu", "sigmoid"])
+        if k in ("tanh", "relu", "sigmoid"):
+            return self.unary(k, h)
+        if k == "mul":
+            return self.binary("mul", h, other)
+        if k == "gate":
+            return self.binary("mul", self.unary("sigmoid", other), h)
+        return self.binary("add", h, other)
+
+    def input_chains(self, kinds):
+        """Input-only values: gates to read (returned) and pre-activation terms (kept in
+        self.input_terms for the gates built later)."""
+        I, H = self.I, self.H
+        for kind in kinds:
+            if kind == "sigmoid" or (kind in ("tanh_x", "gated_x") and I != H):
+                z = self.unary("sigmoid", self.binary("add", self.matmul(self.x, H),
+                                                      self.bias(H)))
+                if kind == "gated_x" and I != H:
+                    z = self.binary("mul", z, self.unary("tanh", self.matmul(self.x, H)))
+                self.pool.append(z)
+                self.unused.append(z)
+            elif kind == "tanh_x":
+                t = self.unary("tanh", self.x)
+                self.pool.append(t)
+                self.unused.append(t)
+            elif kind == "gated_x":
+                z = self.unary("sigmoid", self.binary("add", self.matmul(self.x, H),
+                                                      self.bias(H)))
+                g = self.binary("mul", self.x, z)
+                self.pool.append(g)
+                self.unused.append(g)
+            else:  # tanh_proj: tanh(x)·Wᵀ, added to a gate's pre-activation
+                self.input_terms.append(self.matmul(self.unary("tanh", self.x), H))
+
+    def input_term(self):
+        """x·Wᵀ (its own matmul: rnn-hoist-input-projection moves it out), or a waiting
+        input-only term."""
+        if self.input_terms and self.rng.random() < 0.7:
+            return self.input_terms.pop()
+        return self.matmul(self.x, self.H)
+
+    # -- the whole cell ------------------------------------------------------------
+    def build(self):
+        rng = self.rng
+        special = [1, 1, 3, 5, 7, 13]
+        I = rng.choice(special) if rng.random() < 0.3 else rng.randint(1, 13)
+        H = rng.choice(special) if rng.random() < 0.3 else rng.randint(1, 13)
+        self.I = I = self.sizes[0] or I
+        self.H = H = self.sizes[1] or H
+        self.reverse = rng.random() < 0.25
+        nstates = rng.choice([1, 2, 2, 3])
+        plan = self.plan(nstates)
+        self.plan_ = plan
+
+        self.x = Value("%x", (None, I), -1.0, 1.0)
+        self.extra_inputs = []
+        self.inputs = [self.x]
+        self.Sbound = [rng.choice([1.0, 4.0]) for _ in range(nstates)]
+        self.states = [Value(self.STATE_NAMES[i], (None, H), -self.Sbound[i], self.Sbound[i])
+                       for i in range(nstates)]
+        self.pool = list(self.states)
+        self.input_terms = []
+        self.input_chains(plan["inputs"])
+
+        # Stage 1: k1 gates from the states (or a function of them) and the input.
+        k1 = plan["k1"]
+        lhs = self.state_pointwise() if plan["pre"] else self.states[0]
+        if plan["src"] == "concat":
+            lhs = self.concat([lhs, self.states[1]] if rng.random() < 0.5
+                              else [self.states[1], lhs])
+        terms = [self.matmul(lhs, k1 * H), self.matmul(self.x, k1 * H)]
+        if plan["src"] == "two":
+            terms.insert(1, self.matmul(self.states[1], k1 * H))
+        pre = terms[0]
+        for t in terms[1:]:
+            pre = self.binary("add", pre, t)
+        if rng.random() < 0.7:
+            pre = self.binary("add", pre, self.bias(k1 * H))
+        pieces = self.split(pre, [H] * k1) if k1 > 1 else [pre]
+        stage1 = []
+        for p in pieces:
+            if self.input_terms and rng.random() < 0.5:
+                p = self.binary("add", p, self.input_terms.pop())
+            if plan["layer_norm"]:
+                p = self.layer_norm(p)
+                if rng.random() < 0.5:
+                    p = self.binary("mul", p, self.param((H,), 0.5, 1.5, "g"))
+            stage1.append(self.activate(p))
+
+        # Gate feedback: a gate of this step read through a matrix of its own, added to
+        # the next gate's pre-activation (with U·lhs on stage 1's operand, sometimes).
+        last = None
+        for own in plan["feedback"]:
+            src = last if last is not None and rng.random() < 0.6 else rng.choice(stage1)
+            terms = [self.matmul(src, H), self.input_term()]
+            if own:
+                terms.insert(1, self.matmul(lhs, H))
+            last = self.gate(terms)
+
+        # A second recurrent stage on a gated state: (r⊙s)·Uᵀ, r in [0, 1].
+        m2 = plan["stage2"]
+        if m2:
+            sig = [v for v in self.pool if v.lo >= 0 and v.hi <= 1 and v in self.unused]
+            r = rng.choice(sig) if sig else self.unary("sigmoid", rng.choice(stage1))
+            if r in self.unused and rng.random() < 0.5:
+                self.unused.remove(r)   # read only through the stage, as GRU's r
+            s = rng.choice(self.states)
+            if rng.random() < 0.3:
+                s = self.unary("tanh", s)
+            y = self.matmul(self.binary("mul", r, s), m2 * H)
+            for p in (self.split(y, [H] * m2) if m2 > 1 else [y]):
+                self.gate([p, self.input_term()], rng.choice(["tanh", "tanh", "sigmoid"]))
+
+        # A few ops of the default family's kinds (pointwise and row reductions).
+        for _ in range(plan["extras"]):
+            act = rng.choice(["unary", "binary", "blend", "reduce", "exp", "rmsnorm",
+                              "softmax"])
+            v = getattr(self, "act_" + act)()
+            if v is not None:
+                self.unused.append(v)
+        # An input-only term no gate has taken makes an input-only gate of its own.
+        while self.input_terms:
+            self.gate([self.input_terms.pop()])
+
+        # New states (c before h, so that h may read the new c), then outputs.
+        new_states = [None] * nstates
+        c_new = None
+        for i in reversed(range(nstates)):
+            s, S = self.states[i], self.Sbound[i]
+            r = rng.random()
+            if i == 0 and c_new is not None and r < 0.5:
+                ns = self.binary("mul", self.take(unit=True), self.unary("tanh", c_new))
+            elif r < 0.5:
+                # c' = f⊙c + i⊙g, clipped (or squashed) back into [-S, S].
+                fc = self.binary("mul", self.take(unit=True), s)
+                ig = self.binary("mul", self.take(unit=True), self.take())
+                c = self.binary("add", fc, ig)
+                if rng.random() < 0.7:
+                    ns = self.binary("max", self.binary("min", c, self.const(S)),
+                                     self.const(-S))
+                else:
+                    ns = self.unary("tanh", c)
+            else:
+                # s' = z⊙s + (1-z)⊙cand, a blend of the old state and a candidate.
+                z = self.take(unit=True)
+                cand = self.take()
+                ns = self.blend(z, s, cand) if rng.random() < 0.5 else self.blend(z, cand, s)
+            new_states[i] = ns
+            if i == 1:
+                c_new = ns
+        # Gates no update has read scale the first state's new value (by a sigmoid,
+        # which keeps it inside its bound).
+        if self.unused:
+            acc = self.unused[0]
+            for v in self.unused[1:]:
+                acc = self.binary("add", acc, v)
+            self.unused = []
+            new_states[0] = self.binary("mul", new_states[0], self.unary("sigmoid", acc))
+        for i, ns in enumerate(new_states):
+            assert ns.shape == (None, H)
+            assert -self.Sbound[i] - 1e-9 <= ns.lo and ns.hi <= self.Sbound[i] + 1e-9, (ns, i)
+        outs = [new_states[0]]
+        if rng.random() < 0.3:
+            outs.append(new_states[-1] if nstates > 1 and rng.random() < 0.5 else self.pick())
+        self.outputs = outs
+        self.new_states = new_states
+        return self
+
+
+FAMILIES = {"default": CellGen, "extended": ExtendedCellGen}
+
+
+def generate(seed, I=None, H=None, lengths=False, family="default"):
     """(mlir_text, reference_fn, shapes) for one seed; `I` and `H` replace the drawn sizes,
-    `lengths` gives the func a per-row lengths argument (after the inputs)."""
-    g = CellGen(seed, I, H, lengths).build()
+    `lengths` gives the func a per-row lengths argument (after the inputs), `family` picks
+    the generator: "default" (CellGen) or "extended" (ExtendedCellGen)."""
+    g = FAMILIES[family](seed, I, H, lengths).build()
     return g.mlir(), g.reference, g.shapes()
 
 
 if __name__ == "__main__":
-    import sys
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    print(generate(seed)[0], end="")
+    import argparse
+    ap = argparse.ArgumentParser(description="Prints the random cell of one seed.")
+    ap.add_argument("seed", type=int, nargs="?", default=0)
+    ap.add_argument("--family", choices=sorted(FAMILIES), default="default")
+    ap.add_argument("--size", type=int, help="I = H = SIZE instead of the drawn sizes")
+    a = ap.parse_args()
+    print(generate(a.seed, I=a.size, H=a.size, family=a.family)[0], end="")
