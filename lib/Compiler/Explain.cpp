@@ -247,7 +247,12 @@ private:
       } else {
         os << "    kernel " << op.getName() << " -> ["
            << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
-           << "]: not fused, a kernel of its own\n";
+           << "]: "
+           << (isa<SplitOp>(op)
+                   ? "columns of its operand, read in place; a copy "
+                     "where an output or a state needs its own buffer"
+                   : "not fused, a kernel of its own")
+           << "\n";
       }
     }
   }

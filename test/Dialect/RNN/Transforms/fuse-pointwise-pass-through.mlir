@@ -4,15 +4,18 @@
 
 // A two-stage cell (GRU reset-before): the projected input plus its bias is
 // split into three gates and h·U_rzᵀ into two; the first stage needs r, the
-// second z and the candidate's row. Every user gets its own split (and its
-// own bias addition), so each group reads the pieces it needs from the
-// projection, the bias and the product at their offsets: the first group
-// writes r⊙h alone, for the matmul, and passes no column through.
+// second z and the candidate's row. Every user of the projection's split
+// gets its own split (and its own bias addition), so each group reads the
+// pieces it needs from the projection and the bias at their offsets. The
+// split of the product stays one: its one reader is the first group (the
+// CUDA backend adds the product's K slices up in that kernel), which passes
+// h·U_zᵀ through to the second.
 // CHECK-LABEL: rnn.cell @two_stages
 // CHECK: %[[U:.*]] = rnn.matmul %arg1, %arg3
-// CHECK: %[[G1:.*]] = rnn.pointwise(%arg0, %arg0[4], %arg0[8], %arg2, %arg2[4], %arg2[8], %[[U]], %[[U]][4], %arg1) : {{.*}} -> tensor<?x4xf32> {
-// CHECK: %[[N:.*]] = rnn.matmul %[[G1]], %arg4
-// CHECK: rnn.pointwise(%arg0, %arg0[4], %arg0[8], %arg2, %arg2[4], %arg2[8], %[[U]], %[[U]][4], %[[N]], %arg1)
+// CHECK: %[[G1:.*]]:2 = rnn.pointwise(%[[U]], %[[U]][4], %arg0, %arg0[4], %arg0[8], %arg2, %arg2[4], %arg2[8], %arg1) : {{.*}} -> tensor<?x4xf32>, tensor<?x4xf32> {
+// CHECK: rnn.pointwise_yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK: %[[N:.*]] = rnn.matmul %[[G1]]#1, %arg4
+// CHECK: rnn.pointwise(%arg0, %arg0[4], %arg0[8], %arg2, %arg2[4], %arg2[8], %[[G1]]#0, %[[N]], %arg1)
 // CHECK-NOT: rnn.split
 rnn.cell @two_stages inputs(%p: tensor<?x12xf32>) states(%h: tensor<?x4xf32>)
     params(%b: tensor<12xf32>, %U: tensor<8x4xf32>, %U_n: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
@@ -53,4 +56,20 @@ rnn.cell @computed_once inputs(%p: tensor<?x8xf32>) states(%h: tensor<?x4xf32>)
   %m = rnn.matmul %a, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
   %hn = rnn.add %m, %s1 : tensor<?x4xf32>, tensor<?x4xf32>
   rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}
+
+// -----
+
+// Columns of one matmul's result yielded as they are (LSTMP's projection and
+// its carried product): no group of copies; the pieces stay a split.
+// CHECK-LABEL: rnn.cell @views
+// CHECK: %[[M:.*]] = rnn.matmul
+// CHECK-NEXT: %[[S:.*]]:2 = rnn.split %[[M]]
+// CHECK-NOT: rnn.pointwise
+// CHECK: rnn.yield outputs(%[[S]]#0 : tensor<?x4xf32>) states(%[[S]]#0, %[[S]]#1 : tensor<?x4xf32>, tensor<?x8xf32>)
+rnn.cell @views inputs(%x: tensor<?x4xf32>) states(%r: tensor<?x4xf32>, %u: tensor<?x8xf32>)
+    params(%W: tensor<12x4xf32>) -> (tensor<?x4xf32>) {
+  %m = rnn.matmul %r, %W : tensor<?x4xf32>, tensor<12x4xf32> -> tensor<?x12xf32>
+  %a, %b = rnn.split %m : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x8xf32>
+  rnn.yield outputs(%a : tensor<?x4xf32>) states(%a, %b : tensor<?x4xf32>, tensor<?x8xf32>)
 }
