@@ -189,6 +189,11 @@ public:
       if (auto matmul = dyn_cast<MatmulOp>(&op))
         os << "  " << where << ": GEMM " << describeMatmul(matmul) << ": "
            << why << "\n";
+      else if (isa<OuterSumOp>(op))
+        // A weight gradient: one GEMM over all T*B rows.
+        os << "  " << where << ": GEMM rnn.outer_sum -> ["
+           << shapeOf(op.getResult(0).getType())
+           << "]: outer products summed over all rows, " << why << "\n";
       else
         os << "  " << where << ": kernel " << op.getName() << " -> ["
            << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
