@@ -19,6 +19,8 @@
 //   cudnn_rnn_bench OUT.json [--configs FILE.json] [--repeats N] [--rounds N]
 //     [--warmup N] [--cells lstm,gru,rnn_tanh,rnn_relu]
 //     [--precisions fp32,fp32-notf32,fp16,bf16] [--algos standard,...]
+//     [--inference-only]   (the forward in inference mode alone; the other
+//                           measurements are recorded as NOT_REQUESTED)
 //
 // Shapes: by default the five of the project's benchmark, FlashRNN's grid
 // shape and the off-grid shapes of issue 22 (defaultConfigs below). A
@@ -967,6 +969,8 @@ struct DeviceInfo {
 struct Options {
   std::string OutPath, ConfigPath;
   int Repeats = 15, Rounds = 1, Warmup = 3;
+  // --inference-only: the forward in inference mode alone (the shape sweep).
+  bool InferenceOnly = false;
   std::vector<std::string> Cells, Precisions, Algos;
 };
 
@@ -1457,6 +1461,14 @@ Failure PrecisionRun::firstCalls(AlgoRun &A) {
       TRY(Fetch("hy_inference", Hy, D.hCount()));
       TRY(Fetch("cy_inference", Cy, D.hCount()));
     }
+  }
+  if (Ctx.Opts.InferenceOnly) {
+    Failure F;
+    F.Call = "--inference-only";
+    F.Status = "NOT_REQUESTED";
+    A.Refused[ForwardTraining] = A.Refused[BackwardData] =
+        A.Refused[BackwardWeights] = A.Refused[TrainingStep] = F;
+    return {};
   }
   if (!A.Refused[ForwardTraining].failed()) {
     TRY(Call(ForwardTraining, forward(A, CUDNN_FWD_MODE_TRAINING)));
@@ -2035,7 +2047,7 @@ static void usage(FILE *To) {
       "         [--precisions fp32,fp32-notf32,fp16,bf16,fp16-default,\n"
       "                       fp16-halfmath,bf16-tensorop]\n"
       "         [--algos standard,persist_static,persist_dynamic,\n"
-      "                  persist_static_small_h]\n"
+      "                  persist_static_small_h] [--inference-only]\n"
       "Times cudnnRNNForward (inference, training) and the backward of every\n"
       "cuDNN RNN algorithm per shape and precision; see the file header.\n");
 }
@@ -2055,6 +2067,10 @@ static bool parseArgs(int Argc, char **Argv, Options &Opts) {
     if (Arg == "-h" || Arg == "--help") {
       usage(stdout);
       std::exit(0);
+    }
+    if (Arg == "--inference-only") {
+      Opts.InferenceOnly = true;
+      continue;
     }
     if (Arg.rfind("--", 0) != 0) {
       if (!Opts.OutPath.empty()) {
