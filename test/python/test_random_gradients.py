@@ -8,7 +8,10 @@ is not cellgen's float64 reference, an f_train whose results are not f's bit for
 gradient off by more than gradcheck.TOL = 1e-6 (relative, per argument), or optimised and
 unoptimised gradients that differ beyond rounding. Reproduce a cell with
 `python3 test/python/cellgen.py SEED > cell.mlir` and `sed -i s/f32/f64/g cell.mlir`.
-RNN_RANDOM_CELLS=N and RNN_RANDOM_CELLS_FIRST=S choose the seeds, as for test_random_cells.py.
+RNN_RANDOM_CELLS=N and RNN_RANDOM_CELLS_FIRST=S choose the seeds, as for test_random_cells.py;
+30 cells of the extended family (`cellgen.generate(seed, family="extended")`) follow,
+chosen by RNN_RANDOM_EXTENDED_CELLS and RNN_RANDOM_EXTENDED_CELLS_FIRST (test ids
+extended-SEED; reproduce with `python3 test/python/cellgen.py SEED --family extended`).
 
 Cost. A --training compile of one of these cells takes ~0.25 s at -O0 (see TRAINING), with
 some fixed cost per rnn-compile run, so the cells are compiled GROUP at a time: each cell and
@@ -39,6 +42,15 @@ from rnn.runtime import CompileError, Model, compile_mlir
 NUM_SEEDS = int(os.environ.get("RNN_RANDOM_CELLS", "200"))
 FIRST_SEED = int(os.environ.get("RNN_RANDOM_CELLS_FIRST", "0"))
 SEEDS = range(FIRST_SEED, FIRST_SEED + NUM_SEEDS)
+# The extended family (gate feedback, second recurrent stages, functions of the states before
+# a matmul, input-only chains): its seed s is case EXTENDED_BASE + s here, so that the two
+# families' cells have names of their own in one module.
+EXTENDED_BASE = 1_000_000
+NUM_EXTENDED = int(os.environ.get("RNN_RANDOM_EXTENDED_CELLS", "30"))
+FIRST_EXTENDED = int(os.environ.get("RNN_RANDOM_EXTENDED_CELLS_FIRST", "0"))
+EXTENDED_SEEDS = range(EXTENDED_BASE + FIRST_EXTENDED,
+                       EXTENDED_BASE + FIRST_EXTENDED + NUM_EXTENDED)
+RANGES = (SEEDS, EXTENDED_SEEDS)
 GROUP = 5
 T, B = 3, 2
 FORWARD_TOL = 1e-11   # float64 forward vs cellgen's float64 reference
@@ -52,10 +64,18 @@ TRAINING = ("--training", "-O0")
 _POOL = ThreadPoolExecutor(max_workers=2)
 
 
+def _range(case):
+    return next(r for r in RANGES if case in r)
+
+
 def float64_cell(seed):
-    """(text, reference, shapes, func) of seed's cell with f64 for f32, @cell and @cell_seq
-    renamed by the seed so that several cells fit in one module."""
-    text, reference, shapes = cellgen.generate(seed)
+    """(text, reference, shapes, func) of case `seed`'s cell (cellgen's seed, or
+    EXTENDED_BASE + an extended seed) with f64 for f32, @cell and @cell_seq renamed by the
+    case so that several cells fit in one module."""
+    if seed >= EXTENDED_BASE:
+        text, reference, shapes = cellgen.generate(seed - EXTENDED_BASE, family="extended")
+    else:
+        text, reference, shapes = cellgen.generate(seed)
     assert text.count("@cell ") == 2 and text.count("@cell_seq(") == 1, "cellgen's naming changed"
     func = f"cell_seq_{seed}"
     text = (text.replace("@cell_seq(", f"@{func}(").replace("@cell ", f"@cell_{seed} ")
@@ -85,17 +105,18 @@ class Libraries:
             return self.futures[key]
 
     def _group(self, first):
-        return list(range(first, min(first + GROUP, SEEDS.stop)))
+        return list(range(first, min(first + GROUP, _range(first).stop)))
 
     def _submit_group(self, first):
-        if first in SEEDS:
+        if any(first in r for r in RANGES):
             for optimize in (True, False):
                 self._submit(("group", first, optimize), self._group(first), optimize,
                              f"{first}-{first + GROUP - 1}")
 
     def model(self, seed, optimize):
         """The rnn.Model holding seed's cell; raises CompileError with seed's own error."""
-        first = SEEDS.start + (seed - SEEDS.start) // GROUP * GROUP
+        cases = _range(seed)
+        first = cases.start + (seed - cases.start) // GROUP * GROUP
         self._submit_group(first)
         self._submit_group(first + GROUP)  # compiles while this group is checked
         try:
@@ -124,10 +145,13 @@ def _describe(shapes):
             + (" reverse" if shapes.reverse else ""))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    "seed", list(SEEDS) + list(EXTENDED_SEEDS),
+    ids=[str(s) for s in SEEDS] + [f"extended-{s - EXTENDED_BASE}" for s in EXTENDED_SEEDS])
 def test_random_gradients(seed, libraries):
     _, reference, shapes, func = float64_cell(seed)
-    where = f"seed {seed} ({_describe(shapes)})"
+    where = (f"seed {seed}" if seed < EXTENDED_BASE else
+             f"extended seed {seed - EXTENDED_BASE}") + f" ({_describe(shapes)})"
     rng = np.random.default_rng(20_000 + seed)
     args = [a.astype(np.float64) for a in cellgen.make_args(shapes, T, B, rng)]
     ref = reference(*args)
