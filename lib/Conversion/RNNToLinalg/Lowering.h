@@ -60,6 +60,10 @@ mlir::FailureOr<mlir::SmallVector<mlir::Value>> lowerOp(mlir::OpBuilder &b,
 mlir::SmallVector<mlir::Value> lowerPointwiseGroup(mlir::OpBuilder &b,
                                                    PointwiseOp group);
 
+/// Lowers the head-wise products: one linalg.generic contraction each.
+mlir::Value lowerHeadwiseMatmul(mlir::OpBuilder &b, HeadwiseMatmulOp op);
+mlir::Value lowerHeadwiseOuterSum(mlir::OpBuilder &b, HeadwiseOuterSumOp op);
+
 /// Replaces an rnn.scan by a loop over time around the inlined cell.
 mlir::LogicalResult lowerScan(ScanOp scan, CellOp cell);
 

@@ -464,6 +464,10 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
     return SmallVector<Value>{lowerMatmul(b, matmul)};
   if (auto outer = dyn_cast<OuterSumOp>(op))
     return SmallVector<Value>{lowerOuterSum(b, outer)};
+  if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+    return SmallVector<Value>{lowerHeadwiseMatmul(b, headwise)};
+  if (auto headwise = dyn_cast<HeadwiseOuterSumOp>(op))
+    return SmallVector<Value>{lowerHeadwiseOuterSum(b, headwise)};
   if (auto sum = dyn_cast<SumToOp>(op))
     return SmallVector<Value>{lowerSumTo(b, sum)};
   if (auto previous = dyn_cast<PreviousStatesOp>(op))
