@@ -139,6 +139,37 @@ def test_cell_gradients(name, tmp_path):
     assert not msgs, f"{name}:\n" + "\n".join(msgs)
 
 
+@pytest.mark.parametrize("name", ["headwise_gru", "slstm"])
+def test_bf16_products(name, tmp_path):
+    """--matmul-type=bf16 rounds the head-wise product's operands too (f32 accumulation,
+    state and gate math): the training forward and backward of the float32 model so
+    compiled stay within bf16's rounding of the float64 ones (normwise; ~2e-3 seen)."""
+    model = _model(rnn.zoo.CELLS[name], seed=31)
+    text = model.mlir
+    func = re.search(r"func\.func @(\w+)", text).group(1)
+    rng = np.random.default_rng(10)
+    args = [rng.standard_normal((4, 3, I))]
+    for s in model._spec.state_names:
+        a = rng.standard_normal((3, H))
+        args.append(1.0 + np.abs(a) if s == "n" else a)
+    args += [np.array(p, np.float64) for _, p in model.named_parameters()]
+    args = [a.astype(np.float32) for a in args]
+    bf16 = rnn.Model(rnn.compile_mlir(text, tmp_path / "bf16.so", training=True,
+                                      extra_args=["--matmul-type=bf16"]))
+    f64 = rnn.Model(rnn.compile_mlir(text.replace("f32", "f64"), tmp_path / "f64.so",
+                                     training=True))
+    got, want = [], []
+    for lib, dtype in ((bf16, np.float32), (f64, np.float64)):
+        xs = [a.astype(dtype) for a in args]
+        results, saved = lib.train_forward(func, *xs)
+        weights = [np.ones_like(r) for r in results]
+        grads = lib.backward(func, xs, results, saved, weights)
+        (got if lib is bf16 else want).append(list(results) + [g for g in grads if g is not None])
+    for k, (ours, ref) in enumerate(zip(got[0], want[0])):
+        err = np.linalg.norm(ours - ref) / np.linalg.norm(ref)
+        assert err <= 1e-2, f"{name}: result/gradient #{k}: normwise error {err:.3g}"
+
+
 # ------------------------------------------------------------------------------------------
 # The DSL
 # ------------------------------------------------------------------------------------------
