@@ -53,6 +53,8 @@ WIDE = 300
 # and pointwise math: matmul_dtype="bfloat16"), checked with bf16's tolerance.
 for name, cell in rnn.zoo.CELLS.items():
     extra = {"proj_size": WIDE // 2} if name == "lstmp" else {}
+    if name in ("headwise_lstm", "headwise_gru", "slstm"):
+        extra = {"sizes": {"NH": 4}}  # heads of 75 units
     for suffix, mm in (("", None), ("_bf16", "bfloat16")):
         models[f"zoo_{name}{suffix}"] = rnn.NumpyRNN(cell, WIDE if name == "sru" else 64, WIDE,
                                                 device="cuda", seed=4, matmul_dtype=mm,

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes every cell of the zoo (python/rnn/zoo.py) as a one-layer model at
-the `medium` shape of configs.json (I = H = 1024; lstmp projects to P = 512)
+the `medium` shape of configs.json (I = H = 1024; lstmp projects to P = 512;
+the head-wise cells have 4 heads)
 in rnn-dialect text, with `allow_tf32` on every matmul (as the LSTM/GRU
 benchmark models: cuDNN's fp32 default). bench/gpu_bench.py times them
 against our own LSTM.
@@ -25,6 +26,8 @@ def main(out_dir):
     I, H = medium["I"], medium["H"]
     for name, cell in rnn.zoo.CELLS.items():
         extra = {"proj_size": H // 2} if name == "lstmp" else {}
+        if name in ("headwise_lstm", "headwise_gru", "slstm"):
+            extra = {"sizes": {"NH": 4}}  # heads of H / 4 units
         model = rnn.NumpyRNN(cell, I, H, seed=0, **extra)
         text = re.sub(r"(rnn\.matmul %[\w.]+, %[\w.]+)( weight_in_out)?(?! allow_tf32) :",
                       r"\1\2 allow_tf32 :", model.mlir)

@@ -57,6 +57,8 @@ def _inputs(model, gen, dtype=torch.float64):
     x = torch.randn(T, B, model.input_size, generator=gen, dtype=dtype)
     hx = [torch.randn(D * model.num_layers, B, n, generator=gen, dtype=dtype)
           for n in model._spec.state_sizes]
+    # The sLSTM's normaliser n is positive.
+    hx = [h.abs() + 1 if s == "n" else h for s, h in zip(model._spec.state_names, hx)]
     return x, hx
 
 
@@ -77,6 +79,8 @@ def build(directory):
         cell = rnn.zoo.CELLS[name]
         torch.manual_seed(0)
         extra = {"proj_size": H // 2} if name == "lstmp" else {}
+        if name in ("headwise_lstm", "headwise_gru", "slstm"):
+            extra = {"sizes": {"NH": 4}}
         # The SRU's highway adds x to h (I = H): its second layer reads H, one direction.
         i = H if name == "sru" else I
         model = rnn.RNN(cell, i, H, num_layers=2, bidirectional=name != "sru",

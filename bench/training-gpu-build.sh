@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Here (the build machine): every example compiled for CUDA with --training
-# into build/gpu-train/models, the runtime libraries into build/gpu-train/lib,
+# Here (the build machine): every example, and the zoo's head-wise cells,
+# compiled for CUDA with --training into build/gpu-train/models, the runtime
+# libraries into build/gpu-train/lib,
 # per example a float64 reference (arguments, loss weights, results and
 # gradients from the CPU build) into build/gpu-train/ref, and the LSTM and GRU
 # benchmark models with --training into build/gpu-train/bench-models. On the
@@ -20,6 +21,12 @@ for f in "$ROOT"/examples/*.mlir; do
     -o "$OUT/models/$name.so" --runtime-dir "$OUT/lib"
 done
 RNN_BUILD_DIR="$BUILD" python3 "$ROOT/bench/training_gpu_check.py" reference "$OUT/ref"
+# The zoo's head-wise cells: the reference step wrote their float32 sources.
+for f in "$OUT"/ref/*.mlir; do
+  name=$(basename "$f" .mlir)
+  "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
+    -o "$OUT/models/$name.so" --runtime-dir "$OUT/lib"
+done
 # The LSTM and GRU benchmark models (bench/make_models.py, TF32 matmuls) of the
 # single-layer shapes, for bench/train_bench.py.
 python3 "$ROOT/bench/make_models.py" "$OUT/bench-src" >/dev/null

@@ -5,7 +5,9 @@
 
 `reference` compiles every example of examples/ in float64 for the CPU with --training and
 stores, per example, float32-representable random arguments, random loss weights (the result
-gradients), and the float64 results and gradients of the training forward and backward.
+gradients), and the float64 results and gradients of the training forward and backward. It
+does the same for the zoo's head-wise cells (rnn.NumpyRNN models, 4 and 16 heads), whose
+float32 source it also writes (REF_DIR/<name>.mlir) for the CUDA build.
 `check` runs the CUDA build (float32) of the same example on those arguments, on torch CUDA
 tensors, and reports the largest relative difference of every result and gradient; the
 examples' matmuls do not allow TF32, so float32 rounding is the only difference."""
@@ -57,6 +59,47 @@ def reference(ref_dir):
             arrays.update({f"grad{i}": g for i, g in enumerate(grads) if g is not None})
             np.savez(ref_dir / f"{example}.npz", **arrays)
             model.close()
+        for k, (name, heads) in enumerate(HEADWISE):
+            _headwise_reference(ref_dir, pathlib.Path(tmp), name, heads, seed=2000 + k)
+
+
+# The head-wise zoo cells, each at two head counts (D = 16 and 4).
+HEADWISE = [(name, heads) for name in ("headwise_lstm", "headwise_gru", "slstm")
+            for heads in (4, 16)]
+HEADWISE_I, HEADWISE_H = 48, 64
+
+
+def _headwise_reference(ref_dir, tmp, name, heads, seed):
+    """As for an example: a float64 CPU reference of a head-wise zoo cell's training forward
+    and backward, and its float32 source for the CUDA build (the sLSTM's normaliser n
+    starts positive)."""
+    tag = f"zoo_{name}_nh{heads}"
+    spec = rnn.NumpyRNN(rnn.zoo.CELLS[name], HEADWISE_I, HEADWISE_H, sizes={"NH": heads},
+                        seed=seed)
+    text = spec.mlir
+    func = text.split("func.func @", 1)[1].split("(", 1)[0]
+    (ref_dir / f"{tag}.mlir").write_text(text)
+    model = rnn.Model(rnn.compile_mlir(text.replace("f32", "f64"), tmp / f"{tag}.so",
+                                       training=True))
+    rng = np.random.default_rng(seed)
+
+    def f32(a):
+        return a.astype(np.float32).astype(np.float64)
+    args = [f32(rng.standard_normal((T, B, HEADWISE_I)))]
+    for state in spec._spec.state_names:
+        a = rng.standard_normal((B, HEADWISE_H))
+        args.append(f32(1.0 + np.abs(a) if state == "n" else a))
+    args += [f32(0.3 * rng.standard_normal(p.shape)) for _, p in spec.named_parameters()]
+    results, saved = model.train_forward(func, *args)
+    weights = [f32(rng.standard_normal(r.shape)) for r in results]
+    grads = model.backward(func, args, results, saved, weights)
+    arrays = {"func": np.array(func)}
+    arrays.update({f"arg{i}": a for i, a in enumerate(args)})
+    arrays.update({f"weight{i}": w for i, w in enumerate(weights)})
+    arrays.update({f"result{i}": r for i, r in enumerate(results)})
+    arrays.update({f"grad{i}": g for i, g in enumerate(grads) if g is not None})
+    np.savez(ref_dir / f"{tag}.npz", **arrays)
+    model.close()
 
 
 def run_torch(model, name, tensors, torch):

@@ -84,6 +84,10 @@ static void collectEqualities(func::FuncOp func, DimUnion &dims) {
       dims.uniteAligned(matmul.getLhs(), matmul.getResult(), 1);
       return;
     }
+    if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op)) {
+      dims.uniteAligned(headwise.getLhs(), headwise.getResult(), 1);
+      return;
+    }
     if (auto split = dyn_cast<SplitOp>(op)) {
       for (Value r : split.getResults())
         dims.uniteAllDims(split.getInput(), r, split.getSplitAxis());
@@ -116,9 +120,9 @@ static void collectEqualities(func::FuncOp func, DimUnion &dims) {
         dims.unite(reshape.getInput(), a, reshape.getResult(), b);
       return;
     }
-    if (auto outer = dyn_cast<OuterSumOp>(op)) {
+    if (isa<OuterSumOp, HeadwiseOuterSumOp>(op)) {
       // The operands share their rows; the result [N, K] is static.
-      dims.uniteAligned(outer.getLhs(), outer.getRhs(), 1);
+      dims.uniteAligned(op->getOperand(0), op->getOperand(1), 1);
       return;
     }
     if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {

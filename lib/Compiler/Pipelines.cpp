@@ -119,12 +119,15 @@ void registerCompilerPasses() {
   gpu::registerGPUToNVVMPipeline();
 }
 
-std::string bufferizationPipeline() {
+std::string bufferizationPipeline(bool headwiseGemms) {
   // Tensors to buffers with identity layouts at function boundaries (the
   // runtime passes dense row-major buffers), results written into
   // caller-provided buffers, states and sequences updated in place, no
   // copy that a reader can do without, and no allocation per time step.
-  return "convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
+  return std::string(headwiseGemms
+                         ? "convert-rnn-to-linalg{headwise-gemms=true}"
+                         : "convert-rnn-to-linalg") +
+         ",canonicalize,cse,eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
          "allow-return-allocs-from-loops},"
@@ -145,7 +148,8 @@ std::string bufferizationPipeline() {
 std::string cpuLoweringPipeline(unsigned kPartials) {
   // Matmuls to the library GEMM; then loops and the LLVM dialect. rsqrt is
   // expanded and tanh goes to libm.
-  return bufferizationPipeline() +
+  // Head-wise products as one GEMM per head and gate: BLAS calls.
+  return bufferizationPipeline(/*headwiseGemms=*/true) +
          ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm "
          "partials-function=rnn_cpu_gemm_partials k-partials=" +
          std::to_string(kPartials) +

@@ -21,8 +21,8 @@ See docs/python.md.
 
 from .runtime import Model, RNNError, CompileError, compile_mlir
 from .dsl import (Dim, I, H, P, size, Tensor, Cell, TracedCell, ParamSpec, cell, param,
-                  constant, matmul, linear, sigmoid, tanh, relu, exp, log, sqrt, rsqrt, neg,
-                  minimum, maximum, where, eq, ne, lt, le, gt, ge, Comparison, split, concat,
+                  constant, matmul, linear, headwise, sigmoid, tanh, relu, exp, log, sqrt, rsqrt,
+                  neg, minimum, maximum, where, eq, ne, lt, le, gt, ge, Comparison, split, concat,
                   layer_norm, reduce_sum, reduce_mean, reduce_max, cast, ShapeError, CellError)
 from .module import NumpyRNN, load, CellCompileError
 from .cache import cache_dir, clear_cache

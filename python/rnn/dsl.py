@@ -38,8 +38,8 @@ import numpy as np
 
 __all__ = [
     "Dim", "I", "H", "P", "size", "Tensor", "cell", "Cell", "TracedCell", "ParamSpec",
-    "param", "constant", "matmul", "linear", "sigmoid", "tanh", "relu", "exp", "log", "sqrt",
-    "rsqrt", "neg", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge",
+    "param", "constant", "matmul", "linear", "headwise", "sigmoid", "tanh", "relu", "exp", "log",
+    "sqrt", "rsqrt", "neg", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge",
     "Comparison", "split", "concat", "layer_norm", "reduce_sum",
     "reduce_mean", "reduce_max", "cast", "ShapeError", "CellError", "Location",
     "normalize_dtype", "mlir_dtype",
@@ -690,6 +690,49 @@ def matmul(x, w, weight_in_out=False, allow_tf32=False):
         w = w.base
         weight_in_out = True
     return _matmul(x, w, weight_in_out=bool(weight_in_out), allow_tf32=allow_tf32, loc=loc)
+
+
+def headwise(x, R, gates=1, allow_tf32=False):
+    """The product of `x [..., NH*K]` with a block-diagonal matrix of `NH` heads:
+    `R [NH, gates*N, K]` holds each head's `[out, in]` matrix (PyTorch's layout), and head
+    `h` reads columns `h*K .. h*K+K-1` of `x`. The result is `[..., gates*NH*N]`, gate-major:
+    column `g*NH*N + h*N + j` is unit `j` of gate `g` of head `h`, so `split(y, gates)` gives
+    each gate for all heads, laid out head by head like `x`. In PyTorch terms::
+
+        y = torch.einsum("bhk,hok->bho", x.view(B, NH, K), R)      # [B, NH, gates*N]
+        y = y.view(B, NH, gates, N).transpose(1, 2).reshape(B, gates * NH * N)
+
+    With one head it is `x @ R[0].T`. `allow_tf32` as for `matmul`."""
+    loc = _caller_location()
+    b = _builder("headwise")
+    x = _to_tensor(x, b, None, "headwise", loc)
+    R = _to_tensor(R, b, None, "headwise", loc)
+    if not isinstance(gates, (int, np.integer)) or isinstance(gates, bool) or gates < 1:
+        raise CellError(f"headwise: gates must be a positive int, got {gates!r}", loc)
+    gates = int(gates)
+    if x.ndim < 1:
+        raise ShapeError("headwise: the left operand must have at least one dimension, got a "
+                         "scalar", loc)
+    if R.ndim != 3 or any(d is None for d in R.shape):
+        raise ShapeError(f"headwise: R must be a 3-D weight [NH, gates*N, K] with static "
+                         f"sizes, got {_shape_str(R.shape)}", loc)
+    if x.dtype != R.dtype:
+        raise CellError(f"headwise: element types differ ({x.dtype} and {R.dtype}); convert "
+                        "one with rnn.cast", loc)
+    heads, rows, k = R.shape
+    if rows % gates:
+        raise ShapeError(f"headwise: R is {_shape_str(R.shape)}; its {rows} rows per head are "
+                         f"not a multiple of gates={gates}", loc)
+    n = rows // gates
+    if x.shape[-1] != heads * k:
+        raise ShapeError(f"headwise: x is {_shape_str(x.shape)} and R is "
+                         f"{_shape_str(R.shape)}; expected x's last size NH*K = {heads}*{k} = "
+                         f"{heads * k}", loc)
+    out = Tensor(b, b.fresh(), x.shape[:-1] + (gates * heads * n,), _matmul_dtype(x.dtype))
+    attrs = " allow_tf32" if allow_tf32 else ""
+    b.emit(f"{out.name} = rnn.headwise_matmul {x.name}, {R.name} gates {gates}{attrs} : "
+           f"{x.type}, {R.type} -> {out.type}", loc)
+    return out
 
 
 def linear(x, w, b=None, allow_tf32=False):

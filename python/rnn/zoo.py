@@ -15,13 +15,24 @@ as PyTorch where PyTorch has the cell). x is [B, I]; states are [B, H] unless no
 | sru | c (output h) | W [3H, I], b [3H] (rows x~, f, r), v_f, v_r [H]; needs I = H |
 | indrnn | h | W [H, I], u [H], b [H] |
 | layernorm_lstm | h, c | W [4H, I], U [4H, H], gamma_x, beta_x, gamma_h, beta_h, b [4H], gamma_c, beta_c [H] |
+| headwise_lstm | h, c | W [4H, I], R [NH, 4D, D], b_W [4H], b_U [4H] (rows i, f, g, o; D = H/NH) |
+| headwise_gru | h | W [3H, I], R [NH, 3D, D], b_W [3H], b_U [3H] (rows r, z, n) |
+| slstm | h, c, n, m | W [4H, I], R [NH, 4D, D], b [4H] (rows i, f, z, o) |
+
+The head-wise cells take the number of heads as the named size NH
+(`rnn.RNN(rnn.zoo.slstm, I, H, sizes={"NH": 4})`); their recurrent matrix is block-diagonal,
+one [out, in] matrix per head (`rnn.headwise`), whose gate rows are gate-major in the result
+as with a dense U, so the gates split the same way.
 """
 
-from .dsl import (H, I, P, CellError, cell, layer_norm, param, relu, sigmoid, size, split,
-                  tanh)
+from .dsl import (H, I, P, CellError, Dim, cell, exp, headwise, layer_norm, maximum, param,
+                  relu, sigmoid, size, split, tanh)
 
 __all__ = ["rnn_tanh", "rnn_relu", "lstm", "gru", "gru_reset_before", "peephole_lstm",
-           "cifg_lstm", "lstmp", "mgu", "sru", "indrnn", "layernorm_lstm", "CELLS"]
+           "cifg_lstm", "lstmp", "mgu", "sru", "indrnn", "layernorm_lstm", "headwise_lstm",
+           "headwise_gru", "slstm", "CELLS"]
+
+NH = Dim("NH")  # heads of the head-wise cells
 
 _TORCH4 = {"W": "weight_ih", "U": "weight_hh", "b_W": "bias_ih", "b_U": "bias_hh"}
 
@@ -203,5 +214,72 @@ def layernorm_lstm(x, h, c):
     return h, c
 
 
+def _head_size():
+    """D = H / NH, the units of one head."""
+    heads, hidden = size(NH), size(H)
+    if heads < 1 or hidden % heads:
+        raise CellError(f"the hidden size {hidden} is not a multiple of the heads NH = {heads}")
+    return hidden // heads
+
+
+@cell(states=("h", "c"))
+def headwise_lstm(x, h, c):
+    """LSTM (gates i, f, g, o) whose recurrent matrix is block-diagonal: NH heads of
+    D = H / NH units, head k's gates reading only head k of h."""
+    D = _head_size()
+    W = param("W", (4 * H, I))
+    R = param("R", (NH, 4 * D, D))
+    b_W = param("b_W", (4 * H,))
+    b_U = param("b_U", (4 * H,))
+    i, f, g, o = split((x @ W.T + b_W) + (headwise(h, R, gates=4) + b_U), 4)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    h = sigmoid(o) * tanh(c)
+    return h, c
+
+
+@cell(states=("h",))
+def headwise_gru(x, h):
+    """GRU as torch.nn.GRU (reset gate after the recurrent product; gates r, z, n) with a
+    block-diagonal recurrent matrix of NH heads."""
+    D = _head_size()
+    W = param("W", (3 * H, I))
+    R = param("R", (NH, 3 * D, D))
+    b_W = param("b_W", (3 * H,))
+    b_U = param("b_U", (3 * H,))
+    x_r, x_z, x_n = split(x @ W.T + b_W, 3)
+    h_r, h_z, h_n = split(headwise(h, R, gates=3) + b_U, 3)
+    r = sigmoid(x_r + h_r)
+    z = sigmoid(x_z + h_z)
+    n = tanh(x_n + r * h_n)
+    return (1 - z) * n + z * h
+
+
+@cell(states=("h", "c", "n", "m"))
+def slstm(x, h, c, n, m):
+    """The sLSTM of xLSTM (Beck et al. 2024) with exponential input and forget gates: NH
+    heads with block-diagonal recurrent matrices, gates i, f, z, o,
+
+        c = f c + i z,  n = f n + i,  h = o c / n,
+
+    kept finite by the stabiliser state m: with the pre-activations i~ and f~ (log i and
+    log f), m' = max(f~ + m, i~), and i, f are exp(i~ - m') and exp(f~ + m - m'), which never
+    exceed 1, whatever i~ and f~ are. c and n are then the true ones scaled by exp(-m'),
+    which h = o c / n does not see. The states start at zero (n = 0 is harmless: the first
+    step's i is exp(i~ - m') > 0)."""
+    D = _head_size()
+    W = param("W", (4 * H, I))
+    R = param("R", (NH, 4 * D, D))
+    b = param("b", (4 * H,))
+    pi, pf, pz, po = split((x @ W.T + b) + headwise(h, R, gates=4), 4)
+    m_new = maximum(pf + m, pi)
+    i = exp(pi - m_new)
+    f = exp(pf + m - m_new)
+    c = f * c + i * tanh(pz)
+    n = f * n + i
+    h = sigmoid(po) * (c / n)
+    return h, c, n, m_new
+
+
 CELLS = {c.name: c for c in (rnn_tanh, rnn_relu, lstm, gru, gru_reset_before, peephole_lstm,
-                             cifg_lstm, lstmp, mgu, sru, indrnn, layernorm_lstm)}
+                             cifg_lstm, lstmp, mgu, sru, indrnn, layernorm_lstm,
+                             headwise_lstm, headwise_gru, slstm)}

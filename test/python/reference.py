@@ -343,3 +343,60 @@ EXAMPLES = {
     "lstm_2layer": ("lstm_2layer", lstm_2layer),
     "bigru": ("bigru", bigru),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# Head-wise cells (rnn.zoo.headwise_lstm, headwise_gru, slstm)
+# --------------------------------------------------------------------------------------------
+
+def block_diagonal(R, gates):
+    """The dense [gates*H, H] recurrent matrix that a head-wise R [NH, gates*N, K] stands
+    for, built element by element: rows gate-major (gate g of every head, head by head),
+    head k's block reading columns k*K .. k*K + K - 1."""
+    R = f64(R)
+    heads, rows, k = R.shape
+    n = rows // gates
+    U = np.zeros((gates * heads * n, heads * k))
+    for h in range(heads):
+        for g in range(gates):
+            for j in range(n):
+                U[g * heads * n + h * n + j, h * k:(h + 1) * k] = R[h, g * n + j, :]
+    return U
+
+
+def headwise_lstm(xs, h0, c0, W, R, b_W, b_U):
+    """The LSTM with the block-diagonal recurrent matrix of R -> (ys, hT, cT)"""
+    return lstm(xs, h0, c0, W, block_diagonal(R, 4), b_W, b_U)
+
+
+def headwise_gru(xs, h0, W, R, b_W, b_U):
+    """The GRU (reset-after) with the block-diagonal recurrent matrix of R -> (ys, hT)"""
+    return gru(xs, h0, W, block_diagonal(R, 3), b_W, b_U)
+
+
+def slstm(xs, h0, c0, n0, m0, W, R, b):
+    """xLSTM's sLSTM with exponential input and forget gates, run unstabilised: the true
+    c and n start at c0 * exp(m0), n0 * exp(m0) and follow c = f c + i z, n = f n + i with
+    i = exp(i~), f = exp(f~); h = o c / n. Each head's recurrent product is computed per head
+    and gate from R [NH, 4D, D]. The stabiliser m_t = max(f~ + m_{t-1}, i~) is computed
+    alongside, and the final c, n are returned scaled by exp(-m), as the cell keeps them.
+    -> (ys, hT, cT, nT, mT)"""
+    xs, h, W, R, b, m = f64(xs), f64(h0), f64(W), f64(R), f64(b), f64(m0)
+    c, n = f64(c0) * np.exp(m), f64(n0) * np.exp(m)
+    heads, rows, d = R.shape
+    H = heads * d
+    ys = []
+    for x in xs:
+        pre = x @ W.T + b
+        for k in range(heads):
+            hk = h[:, k * d:(k + 1) * d]
+            for g in range(4):
+                pre[:, g * H + k * d:g * H + (k + 1) * d] += hk @ R[k, g * d:(g + 1) * d, :].T
+        pi, pf, pz, po = np.split(pre, 4, axis=-1)
+        i, f = np.exp(pi), np.exp(pf)
+        c = f * c + i * np.tanh(pz)
+        n = f * n + i
+        m = np.maximum(pf + m, pi)
+        h = sigmoid(po) * c / n
+        ys.append(h)
+    return np.stack(ys), h, c * np.exp(-m), n * np.exp(-m), m

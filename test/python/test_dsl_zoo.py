@@ -38,6 +38,11 @@ ZOO = {
     "layernorm_lstm": (reference.layernorm_lstm,
                        ["W", "U", "gamma_x", "beta_x", "gamma_h", "beta_h", "b", "gamma_c",
                         "beta_c"], {}, I),
+    # Head-wise: 4 heads of 5 units.
+    "headwise_lstm": (reference.headwise_lstm, ["W", "R", "b_W", "b_U"],
+                      {"sizes": {"NH": 4}}, I),
+    "headwise_gru": (reference.headwise_gru, ["W", "R", "b_W", "b_U"], {"sizes": {"NH": 4}}, I),
+    "slstm": (reference.slstm, ["W", "R", "b"], {"sizes": {"NH": 4}}, I),
 }
 
 
@@ -54,6 +59,8 @@ def test_zoo_cell(name):
     rng = np.random.default_rng(7)
     xs = rand(rng, T, B, in_size)
     init = tuple(rand(rng, 1, B, n) for n in model._spec.state_sizes)
+    if name == "slstm":  # its normaliser n is positive
+        init = init[:2] + (1.0 + np.abs(init[2]),) + init[3:]
     ys, final = model(xs, init if len(init) > 1 else init[0])
     final = final if isinstance(final, tuple) else (final,)
     refs = ref_fn(xs, *[s[0] for s in init], *params_of(model, names))

@@ -99,11 +99,17 @@ def test_gradcheck_zoo(name):
     input, the initial states and every parameter, against finite differences."""
     cell = getattr(rnn.zoo, name)
     kw = {"proj_size": 2} if name == "lstmp" else {}
+    if name in ("headwise_lstm", "headwise_gru", "slstm"):
+        kw = {"sizes": {"NH": 2}}
     torch.manual_seed(1)
     i = H if name == "sru" else I  # the SRU's highway needs I = H
     model = rnn.RNN(cell, i, H, dtype=F64, **kw)
     x = torch.randn(T, B, i, dtype=F64, requires_grad=True)
-    _gradcheck_module(model, x, _states(model, B), lengths=torch.tensor([T, 2]))
+    states = _states(model, B)
+    if name == "slstm":  # a positive normaliser n
+        states = tuple(s.detach().abs().add(1.0).requires_grad_() if k == 2 else s
+                       for k, s in enumerate(states))
+    _gradcheck_module(model, x, states, lengths=torch.tensor([T, 2]))
 
 
 def test_gradcheck_two_layers_bidirectional():

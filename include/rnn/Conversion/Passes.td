@@ -27,7 +27,19 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
     states are computed into their loop-carried tensor, and function tensor
     arguments are marked `bufferization.writable = false` (they belong to
     the caller).
+
+    Head-wise products (`rnn.headwise_matmul`, `rnn.headwise_outer_sum`)
+    become one `linalg.generic` contraction each, which lowers to loops or,
+    on the GPU, to one thread per result element. With `headwise-gemms`
+    they become instead one marked contraction per head and gate, on strided
+    slices of the operands and written into a slice of the result: the
+    library GEMM lowering makes each a BLAS call (the CPU backend).
   }];
+  let options = [
+    Option<"headwiseGemms", "headwise-gemms", "bool", "false",
+           "Lower head-wise products to one GEMM contraction per head and "
+           "gate">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect", "::mlir::linalg::LinalgDialect",

@@ -52,13 +52,36 @@ mlir::Value reduceRows(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Lowers one op of the dialect (not a cell, scan or step) to tensor-level
 /// code; returns its replacement values.
-mlir::FailureOr<mlir::SmallVector<mlir::Value>> lowerOp(mlir::OpBuilder &b,
-                                                        mlir::Operation *op);
+/// `headwiseGemms`: head-wise products as GEMM contractions per head and
+/// gate instead of one generic contraction.
+mlir::FailureOr<mlir::SmallVector<mlir::Value>>
+lowerOp(mlir::OpBuilder &b, mlir::Operation *op, bool headwiseGemms = false);
 
 /// Lowers an rnn.pointwise group: one linalg.generic per phase between its
 /// row reductions.
 mlir::SmallVector<mlir::Value> lowerPointwiseGroup(mlir::OpBuilder &b,
                                                    PointwiseOp group);
+
+/// A contraction of rows `lhs` [..., K] with a weight ([N, K], or [K, N]
+/// with `weightInOut`) onto `acc` (or zeros), marked for the library GEMM
+/// lowering.
+mlir::Value buildContraction(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value lhs, mlir::Value rhs, mlir::Value acc,
+                             bool weightInOut, bool allowTf32,
+                             mlir::RankedTensorType resultType);
+/// `lhsᵀ · rhs` over all rows of `lhs` [..., N] and `rhs` [..., K], as one
+/// marked contraction (onto `acc`, or zeros).
+mlir::Value buildOuterSum(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value lhs, mlir::Value rhs, bool allowTf32,
+                          mlir::RankedTensorType resultType,
+                          mlir::Value acc = {});
+
+/// Lowers the head-wise products: one linalg.generic contraction each, or,
+/// with `gemms`, one marked GEMM contraction per head and gate.
+mlir::Value lowerHeadwiseMatmul(mlir::OpBuilder &b, HeadwiseMatmulOp op,
+                                bool gemms);
+mlir::Value lowerHeadwiseOuterSum(mlir::OpBuilder &b, HeadwiseOuterSumOp op,
+                                  bool gemms);
 
 /// Replaces an rnn.scan by a loop over time around the inlined cell.
 mlir::LogicalResult lowerScan(ScanOp scan, CellOp cell);

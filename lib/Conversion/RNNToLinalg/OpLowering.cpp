@@ -19,9 +19,9 @@ namespace lowering {
 /// layout so that the library-GEMM lowering can turn it into one GEMM call
 /// (all T·B rows of a hoisted projection at once). Unconverted, it lowers to
 /// correct loops.
-static Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                              Value acc, bool weightInOut, bool allowTf32,
-                              RankedTensorType resultType) {
+Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                       Value acc, bool weightInOut, bool allowTf32,
+                       RankedTensorType resultType) {
   MLIRContext *context = b.getContext();
   int64_t rank = resultType.getRank();
   Type element = resultType.getElementType();
@@ -82,8 +82,8 @@ static Value lowerMatmul(OpBuilder &b, MatmulOp matmul) {
 /// [R, K]; lhs is transposed into [N, R] (one copy, as cheap as a pointwise
 /// pass) so that the product is an ordinary contraction with a [K, N]-style
 /// weight, which the library-GEMM lowering turns into one GEMM call.
-static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
-  Location loc = outer.getLoc();
+Value buildOuterSum(OpBuilder &b, Location loc, Value lhsRows, Value rhsRows,
+                    bool allowTf32, RankedTensorType resultType, Value acc) {
   MLIRContext *context = b.getContext();
   auto collapseRows = [&](Value v) -> Value {
     auto type = cast<RankedTensorType>(v.getType());
@@ -96,8 +96,8 @@ static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
         b, loc, v,
         SmallVector<ReassociationIndices>{rows, {type.getRank() - 1}});
   };
-  Value lhs = collapseRows(outer.getLhs());
-  Value rhs = collapseRows(outer.getRhs());
+  Value lhs = collapseRows(lhsRows);
+  Value rhs = collapseRows(rhsRows);
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   int64_t n = lhsType.getDimSize(1);
   auto transposedType = RankedTensorType::get({n, lhsType.getDimSize(0)},
@@ -118,9 +118,13 @@ static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
                            linalg::YieldOp::create(nb, l, args[0]);
                          })
                          .getResult(0);
-  return buildContraction(b, loc, transposed, rhs, /*acc=*/Value(),
-                          /*weightInOut=*/true, outer.getAllowTf32(),
-                          outer.getType());
+  return buildContraction(b, loc, transposed, rhs, acc, /*weightInOut=*/true,
+                          allowTf32, resultType);
+}
+
+static Value lowerOuterSum(OpBuilder &b, OuterSumOp outer) {
+  return buildOuterSum(b, outer.getLoc(), outer.getLhs(), outer.getRhs(),
+                       outer.getAllowTf32(), outer.getType());
 }
 
 /// Sums the input over the dimensions that the result broadcasts along: a
@@ -441,7 +445,8 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
       .getResult(0);
 }
 
-FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
+FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op,
+                                      bool headwiseGemms) {
   Location loc = op->getLoc();
   if (isElementwise(op)) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -464,6 +469,11 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
     return SmallVector<Value>{lowerMatmul(b, matmul)};
   if (auto outer = dyn_cast<OuterSumOp>(op))
     return SmallVector<Value>{lowerOuterSum(b, outer)};
+  if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+    return SmallVector<Value>{lowerHeadwiseMatmul(b, headwise, headwiseGemms)};
+  if (auto headwise = dyn_cast<HeadwiseOuterSumOp>(op))
+    return SmallVector<Value>{
+        lowerHeadwiseOuterSum(b, headwise, headwiseGemms)};
   if (auto sum = dyn_cast<SumToOp>(op))
     return SmallVector<Value>{lowerSumTo(b, sum)};
   if (auto previous = dyn_cast<PreviousStatesOp>(op))

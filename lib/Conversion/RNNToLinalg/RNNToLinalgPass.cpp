@@ -18,6 +18,8 @@ namespace {
 
 struct ConvertRNNToLinalgPass
     : public rnn::impl::ConvertRNNToLinalgBase<ConvertRNNToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbols;
@@ -50,7 +52,8 @@ struct ConvertRNNToLinalgPass
     });
     for (Operation *op : ops) {
       OpBuilder b(op);
-      FailureOr<SmallVector<Value>> replacements = lowering::lowerOp(b, op);
+      FailureOr<SmallVector<Value>> replacements =
+          lowering::lowerOp(b, op, headwiseGemms);
       if (failed(replacements)) {
         op->emitOpError("has no lowering to linalg");
         return signalPassFailure();

@@ -204,3 +204,20 @@ func.func @select_and_layout(%x: tensor<?x4xf32>, %r: tensor<?x1xf32>, %v: tenso
   %h2 = rnn.reshape %h : tensor<1x?x4xf32> -> tensor<?x4xf32>
   return %t, %s, %y, %h2 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x1x?x4xf32>, tensor<?x4xf32>
 }
+
+// Head-wise products: 2 heads of 4 units, 3 gates (R is [2, 12, 4]); the
+// transposed form; bf16 operands with an f32 result; the weight gradient.
+// CHECK-LABEL: func.func @headwise
+// CHECK: rnn.headwise_matmul %{{.*}}, %{{.*}} gates 3 : tensor<?x8xf32>, tensor<2x12x4xf32> -> tensor<?x24xf32>
+// CHECK: rnn.headwise_matmul %{{.*}}, %{{.*}} gates 3 transposed allow_tf32 : tensor<?x24xf32>, tensor<2x12x4xf32> -> tensor<?x8xf32>
+// CHECK: rnn.headwise_matmul %{{.*}}, %{{.*}} gates 1 : tensor<5x?x8xbf16>, tensor<2x4x4xbf16> -> tensor<5x?x8xf32>
+// CHECK: rnn.headwise_outer_sum %{{.*}}, %{{.*}} gates 3 allow_tf32 : tensor<?x24xf32>, tensor<?x8xf32> -> tensor<2x12x4xf32>
+func.func @headwise(%h: tensor<?x8xf32>, %R: tensor<2x12x4xf32>, %xs: tensor<5x?x8xbf16>,
+                    %V: tensor<2x4x4xbf16>)
+    -> (tensor<?x8xf32>, tensor<5x?x8xf32>, tensor<2x12x4xf32>) {
+  %g = rnn.headwise_matmul %h, %R gates 3 : tensor<?x8xf32>, tensor<2x12x4xf32> -> tensor<?x24xf32>
+  %dh = rnn.headwise_matmul %g, %R gates 3 transposed allow_tf32 : tensor<?x24xf32>, tensor<2x12x4xf32> -> tensor<?x8xf32>
+  %p = rnn.headwise_matmul %xs, %V gates 1 : tensor<5x?x8xbf16>, tensor<2x4x4xbf16> -> tensor<5x?x8xf32>
+  %dR = rnn.headwise_outer_sum %g, %h gates 3 allow_tf32 : tensor<?x24xf32>, tensor<?x8xf32> -> tensor<2x12x4xf32>
+  return %dh, %p, %dR : tensor<?x8xf32>, tensor<5x?x8xf32>, tensor<2x12x4xf32>
+}

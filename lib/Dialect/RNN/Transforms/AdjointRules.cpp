@@ -72,6 +72,19 @@ Value AdjointBuilder::outerSum(Value lhs, Value rhs, bool allowTf32,
   return castTo(product, element);
 }
 
+Value AdjointBuilder::headwiseOuterSum(Value gateMajor, Value headMajor,
+                                       int64_t gates, bool allowTf32,
+                                       RankedTensorType weightType) {
+  Type operandElement =
+      cast<RankedTensorType>(gateMajor.getType()).getElementType();
+  auto type = RankedTensorType::get(weightType.getShape(),
+                                    productElement(operandElement));
+  Value product =
+      HeadwiseOuterSumOp::create(b, loc, type, gateMajor, headMajor, gates,
+                                 allowTf32 && operandElement.isF32());
+  return castTo(product, weightType.getElementType());
+}
+
 Value AdjointBuilder::matmulFlipped(Value g, Value weight, bool weightInOut,
                                     bool allowTf32, Type element) {
   auto gType = cast<RankedTensorType>(g.getType());
@@ -143,6 +156,34 @@ LogicalResult AdjointBuilder::applyMatmul(MatmulOp matmul, Value g) {
     return failure();
   if (!*taken)
     accumulate(weight, outerSum(a, c, tf32, elementOf(weight)));
+  return success();
+}
+
+/// y = x·Mᵀ for the block matrix M of the heads gives dx = g·M, the product
+/// with the map transposed, and dR the head-wise outer sums of g and x (for
+/// the transposed product, of x and g: the gate-major side always first).
+LogicalResult AdjointBuilder::applyHeadwise(HeadwiseMatmulOp product, Value g) {
+  Value lhs = product.getLhs(), weight = product.getRhs();
+  bool transposed = product.getTransposed(), tf32 = product.getAllowTf32();
+  int64_t gates = product.getGates();
+  Type weightElement = elementOf(weight);
+  Value gw = castTo(g, weightElement);
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto type =
+      RankedTensorType::get(lhsType.getShape(), productElement(weightElement));
+  Value dl = HeadwiseMatmulOp::create(b, loc, type, gw, p(weight), gates,
+                                      !transposed, tf32);
+  accumulate(lhs, castTo(dl, elementOf(lhs)));
+  Value x = castTo(p(lhs), weightElement);
+  Value gateMajor = transposed ? x : gw, headMajor = transposed ? gw : x;
+  FailureOr<bool> taken =
+      sink.takeHeadwiseWeightGradient(product, gateMajor, headMajor);
+  if (failed(taken))
+    return failure();
+  if (!*taken)
+    accumulate(weight,
+               headwiseOuterSum(gateMajor, headMajor, gates, tf32,
+                                cast<RankedTensorType>(weight.getType())));
   return success();
 }
 
@@ -322,6 +363,8 @@ LogicalResult AdjointBuilder::apply(Operation *op) {
   }
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return applyMatmul(matmul, g0);
+  if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+    return applyHeadwise(headwise, g0);
   if (auto outer = dyn_cast<OuterSumOp>(op)) {
     // result = aᵀ·c (a [.., N], c [.., K]): da = c · gᵀ, dc = a · g.
     Value a = outer.getLhs(), c = outer.getRhs();

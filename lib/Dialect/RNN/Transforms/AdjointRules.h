@@ -40,6 +40,13 @@ public:
   /// The gradient of `matmul`'s lhs, `matmul(g, weight)` with the layout
   /// flipped (`g` in the weight's element type); returns true when taken.
   virtual bool takeLhsGradient(MatmulOp matmul, mlir::Value g) { return false; }
+  /// The gradient of a head-wise product's weight,
+  /// `headwise_outer_sum(gateMajor, headMajor)`; returns true when taken.
+  virtual mlir::FailureOr<bool>
+  takeHeadwiseWeightGradient(HeadwiseMatmulOp product, mlir::Value gateMajor,
+                             mlir::Value headMajor) {
+    return false;
+  }
 };
 
 /// Accumulates gradients of primal values and applies the adjoint rules.
@@ -74,6 +81,12 @@ public:
   /// f16/bf16 operands).
   mlir::Value outerSum(mlir::Value lhs, mlir::Value rhs, bool allowTf32,
                        mlir::Type element);
+  /// `headwise_outer_sum(gateMajor, headMajor)` with `gates` gates, of the
+  /// type of the weight it is the gradient of (cast from the f32 product of
+  /// f16/bf16 operands).
+  mlir::Value headwiseOuterSum(mlir::Value gateMajor, mlir::Value headMajor,
+                               int64_t gates, bool allowTf32,
+                               mlir::RankedTensorType weightType);
   /// `g · W` or `g · Wᵀ` (the flipped layout of a matmul whose weight is
   /// `weight`), cast to `element`.
   mlir::Value matmulFlipped(mlir::Value g, mlir::Value weight, bool weightInOut,
@@ -87,6 +100,7 @@ private:
   mlir::LogicalResult broadcast(mlir::Value operand, mlir::Value full,
                                 mlir::Operation *op);
   mlir::LogicalResult applyMatmul(MatmulOp matmul, mlir::Value g);
+  mlir::LogicalResult applyHeadwise(HeadwiseMatmulOp product, mlir::Value g);
 
   mlir::OpBuilder &b;
   mlir::IRMapping &primal;

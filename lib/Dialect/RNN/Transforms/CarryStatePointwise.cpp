@@ -42,7 +42,8 @@ llvm::DenseMap<Value, bool> classifyStateOnly(CellOp cell) {
   for (BlockArgument arg : cell.getParamArgs())
     readsState[arg] = false;
   for (Operation &op : cell.getBodyBlock().without_terminator()) {
-    if (!isPure(&op) || !isRankPolymorphic(&op) || isa<MatmulOp>(op))
+    if (!isPure(&op) || !isRankPolymorphic(&op) ||
+        isa<MatmulOp, HeadwiseMatmulOp>(op))
       continue;
     bool allKnown = true, reads = false;
     for (Value operand : op.getOperands()) {
@@ -112,7 +113,8 @@ struct CarryStatePointwisePass
       Value next =
           yield.getStates()[state.getArgNumber() - cell.getNumInputs()];
       Operation *def = next.getDefiningOp();
-      return def && !isa<MatmulOp>(def) && isRankPolymorphic(def);
+      return def && !isa<MatmulOp, HeadwiseMatmulOp>(def) &&
+             isRankPolymorphic(def);
     };
     llvm::SetVector<Value> candidates;
     for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {

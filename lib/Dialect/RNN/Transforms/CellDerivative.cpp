@@ -66,6 +66,19 @@ public:
     pendingTerms.push_back({*param, true, a, c, matmul.getAllowTf32()});
     return true;
   }
+  FailureOr<bool> takeHeadwiseWeightGradient(HeadwiseMatmulOp product,
+                                             Value gateMajor,
+                                             Value headMajor) override {
+    std::optional<unsigned> param = paramIndex(product.getRhs());
+    if (!param)
+      return product.emitOpError()
+             << "has a weight that is not a parameter of cell @"
+             << cell.getSymName() << "; its gradient cannot be derived";
+    pendingTerms.push_back({*param, true, gateMajor, headMajor,
+                            product.getAllowTf32(),
+                            static_cast<int64_t>(product.getGates())});
+    return true;
+  }
   bool takeLhsGradient(MatmulOp matmul, Value g) override {
     // The lhs is an input, or an input cast to the weight's type.
     Value lhsValue = matmul.getLhs();
@@ -87,6 +100,7 @@ private:
     bool outer;
     Value a, c;
     bool allowTf32;
+    int64_t headwiseGates = 0;
   };
   struct PendingSunk {
     unsigned input;
@@ -138,10 +152,11 @@ SmallVector<Value> CellDifferentiator::choosePolicySaves() {
   if (!saveGates)
     return {};
   llvm::SetVector<Value> whole, pieces;
-  for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
-    if (isParameterOnly(cell, matmul.getResult()))
+  for (Operation &op : cell.getBodyBlock()) {
+    if (!isa<MatmulOp, HeadwiseMatmulOp>(op) ||
+        isParameterOnly(cell, op.getResult(0)))
       continue;
-    Value end = chainEnd(matmul.getResult());
+    Value end = chainEnd(op.getResult(0));
     whole.insert(end);
     auto split = end.hasOneUse() ? dyn_cast<SplitOp>(*end.getUsers().begin())
                                  : SplitOp();
@@ -283,7 +298,7 @@ FailureOr<CellDerivative> CellDifferentiator::run(OpBuilder &moduleBuilder,
   for (const PendingTerm &t : pendingTerms)
     result.paramTerms.push_back({t.param, t.outer, sourceOf(t.a),
                                  t.outer ? sourceOf(t.c) : Source{},
-                                 t.allowTf32});
+                                 t.allowTf32, t.headwiseGates});
   SmallVector<Value> newStateGrads;
   for (auto [arg, prev] : llvm::zip(cell.getStateArgs(), prevStateArgs)) {
     Value g = adjoint.gradient(arg);

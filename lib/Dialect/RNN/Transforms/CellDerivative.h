@@ -38,12 +38,16 @@ struct Source {
 };
 
 /// A gradient of a cell parameter, summed over all steps and rows outside
-/// the loop: `outer_sum(a, c)` (a weight) or `sum_to(a)` (anything else).
+/// the loop: `outer_sum(a, c)` (a weight), `headwise_outer_sum(a, c)` (a
+/// head-wise weight) or `sum_to(a)` (anything else).
 struct ParamTerm {
   unsigned param;
   bool outer;
   Source a, c;
   bool allowTf32;
+  /// For a head-wise weight: its gates, and the term is
+  /// `headwise_outer_sum(a, c)`.
+  int64_t headwiseGates = 0;
 };
 
 /// A gradient of a cell input that is a matmul of a per-step value with a

@@ -249,9 +249,16 @@ LogicalResult FunctionDifferentiator::adjointOf(
     for (const ParamTerm &t : d.paramTerms) {
       if (t.param != q)
         continue;
-      Value v = t.outer ? adjoint.outerSum(read(t.a), read(t.c), t.allowTf32,
-                                           elementOf(param))
-                        : adjoint.sumTo(read(t.a), param.getType());
+      Value v;
+      if (t.headwiseGates)
+        v = adjoint.headwiseOuterSum(read(t.a), read(t.c), t.headwiseGates,
+                                     t.allowTf32,
+                                     cast<RankedTensorType>(param.getType()));
+      else if (t.outer)
+        v = adjoint.outerSum(read(t.a), read(t.c), t.allowTf32,
+                             elementOf(param));
+      else
+        v = adjoint.sumTo(read(t.a), param.getType());
       total = total ? adjoint.add(total, v) : v;
     }
     if (total)

@@ -20,22 +20,30 @@ struct HoistInputProjectionPass
     : public rnn::impl::HoistInputProjectionBase<HoistInputProjectionPass> {
   void runOnOperation() override {
     editCells(getOperation(), [&](CellOp cell, CellSignatureEditor &editor) {
-      SmallVector<MatmulOp> projections;
-      for (MatmulOp matmul : cell.getBodyBlock().getOps<MatmulOp>()) {
+      // Products of a cell input with a parameter weight: dense, or
+      // head-wise (a block-diagonal input projection).
+      SmallVector<Operation *> projections;
+      for (Operation &op : cell.getBodyBlock()) {
+        Value lhs, weight;
+        if (auto matmul = dyn_cast<MatmulOp>(&op); matmul && !matmul.getAcc())
+          lhs = matmul.getLhs(), weight = matmul.getRhs();
+        else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(&op))
+          lhs = headwise.getLhs(), weight = headwise.getRhs();
+        else
+          continue;
         bool readsInput = false;
-        auto rhs = dyn_cast<BlockArgument>(matmul.getRhs());
+        auto rhs = dyn_cast<BlockArgument>(weight);
         bool rhsIsParam = rhs && cell.isParamIndex(rhs.getArgNumber());
-        if (rhsIsParam && !matmul.getAcc() &&
-            isInputOnly(cell, matmul.getLhs(), readsInput) && readsInput)
-          projections.push_back(matmul);
+        if (rhsIsParam && isInputOnly(cell, lhs, readsInput) && readsInput)
+          projections.push_back(&op);
       }
-      for (MatmulOp matmul : projections) {
+      for (Operation *op : projections) {
+        Value result = op->getResult(0);
         BlockArgument projected = editor.appendInput(
-            matmul.getType(), [&](OpBuilder &builder, Operation *application) {
-              return cloneOverApplication(editor, builder, application,
-                                          matmul.getResult());
+            result.getType(), [&](OpBuilder &builder, Operation *application) {
+              return cloneOverApplication(editor, builder, application, result);
             });
-        matmul.getResult().replaceAllUsesWith(projected);
+        result.replaceAllUsesWith(projected);
         ++numHoisted;
       }
       // The projections and whatever only fed them are dead in the cell now.

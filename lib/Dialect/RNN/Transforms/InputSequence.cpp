@@ -15,9 +15,9 @@ bool isRankPolymorphic(Operation *op) {
     return !split.getAxis() || *split.getAxis() < 0;
   if (auto concat = dyn_cast<ConcatOp>(op))
     return !concat.getAxis() || *concat.getAxis() < 0;
-  return isa<MatmulOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp,
-             SigmoidOp, TanhOp, ReluOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
-             ConstantOp, CastOp, HeavisideOp, ZerosLikeOp, SelectOp,
+  return isa<MatmulOp, HeadwiseMatmulOp, AddOp, SubOp, MulOp, DivOp, MaxOp,
+             MinOp, NegOp, SigmoidOp, TanhOp, ReluOp, ExpOp, LogOp, SqrtOp,
+             RsqrtOp, ConstantOp, CastOp, HeavisideOp, ZerosLikeOp, SelectOp,
              ReduceSumOp, ReduceMeanOp, ReduceMaxOp, LayerNormOp>(op);
 }
 

@@ -24,13 +24,22 @@ using namespace rnn;
 
 namespace {
 
-bool isF32Matmul(MatmulOp matmul) {
-  return cast<RankedTensorType>(matmul.getLhs().getType())
-             .getElementType()
-             .isF32() &&
-         cast<RankedTensorType>(matmul.getRhs().getType())
-             .getElementType()
-             .isF32();
+/// Whether `product` (an rnn.matmul or rnn.headwise_matmul: lhs and rhs
+/// are its first two operands) reads f32 operands.
+bool isF32Product(Operation *product) {
+  return llvm::all_of(product->getOperands().take_front(2), [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+  });
+}
+
+/// Calls `fn` on every dense and head-wise product under `root`.
+template <typename Fn> void forEachProduct(Operation *root, Fn fn) {
+  root->walk([&](Operation *op) {
+    if (auto matmul = dyn_cast<MatmulOp>(op))
+      fn(matmul);
+    else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+      fn(headwise);
+  });
 }
 
 struct ReduceMatmulPrecisionPass
@@ -42,9 +51,9 @@ struct ReduceMatmulPrecisionPass
     if (elementType == "tf32") {
       // TF32 keeps f32 operands and storage; only the products' arithmetic
       // changes, which the matmul's own attribute says.
-      getOperation().walk([&](MatmulOp matmul) {
-        if (isF32Matmul(matmul) && !matmul.getAllowTf32()) {
-          matmul.setAllowTf32(true);
+      forEachProduct(getOperation(), [&](auto product) {
+        if (isF32Product(product) && !product.getAllowTf32()) {
+          product.setAllowTf32(true);
           ++numReduced;
         }
       });
@@ -62,19 +71,19 @@ struct ReduceMatmulPrecisionPass
           << elementType << "'";
       return signalPassFailure();
     }
-    getOperation().walk([&](MatmulOp matmul) {
-      if (!isF32Matmul(matmul))
+    forEachProduct(getOperation(), [&](auto product) {
+      if (!isF32Product(product))
         return;
-      auto lhsType = cast<RankedTensorType>(matmul.getLhs().getType());
-      auto rhsType = cast<RankedTensorType>(matmul.getRhs().getType());
-      OpBuilder b(matmul);
-      Value lhs = CastOp::create(b, matmul.getLoc(), lhsType.clone(reduced),
-                                 matmul.getLhs());
-      Value rhs = CastOp::create(b, matmul.getLoc(), rhsType.clone(reduced),
-                                 matmul.getRhs());
-      matmul.getLhsMutable().assign(lhs);
-      matmul.getRhsMutable().assign(rhs);
-      matmul.setAllowTf32(false);
+      auto lhsType = cast<RankedTensorType>(product.getLhs().getType());
+      auto rhsType = cast<RankedTensorType>(product.getRhs().getType());
+      OpBuilder b(product);
+      Value lhs = CastOp::create(b, product.getLoc(), lhsType.clone(reduced),
+                                 product.getLhs());
+      Value rhs = CastOp::create(b, product.getLoc(), rhsType.clone(reduced),
+                                 product.getRhs());
+      product.getLhsMutable().assign(lhs);
+      product.getRhsMutable().assign(rhs);
+      product.setAllowTf32(false);
       ++numReduced;
     });
   }

@@ -50,3 +50,24 @@ rnn.cell @plain inputs(%x: tensor<?x3xf32>) states(%h: tensor<?x4xf32>)
   %v = rnn.matmul %t16, %V : tensor<?x4xbf16>, tensor<4x4xbf16> -> tensor<?x4xf32>
   rnn.yield outputs(%v : tensor<?x4xf32>) states(%t : tensor<?x4xf32>)
 }
+
+// -----
+
+// A head-wise product is rounded the same way: bf16 operands, an f32
+// result, no allow_tf32.
+// CHECK-LABEL: rnn.cell @heads
+// CHECK: %[[H:.*]] = rnn.cast %arg1 : tensor<?x8xf32> to tensor<?x8xbf16>
+// CHECK: %[[R:.*]] = rnn.cast %arg2 : tensor<2x12x4xf32> to tensor<2x12x4xbf16>
+// CHECK: rnn.headwise_matmul %[[H]], %[[R]] gates 3 : tensor<?x8xbf16>, tensor<2x12x4xbf16> -> tensor<?x24xf32>
+// F16-LABEL: rnn.cell @heads
+// F16: rnn.headwise_matmul %{{.*}}, %{{.*}} gates 3 : tensor<?x8xf16>, tensor<2x12x4xf16> -> tensor<?x24xf32>
+// TF32-LABEL: rnn.cell @heads
+// TF32: rnn.headwise_matmul %arg1, %arg2 gates 3 allow_tf32 : tensor<?x8xf32>, tensor<2x12x4xf32> -> tensor<?x24xf32>
+rnn.cell @heads inputs(%x: tensor<?x24xf32>) states(%h: tensor<?x8xf32>)
+    params(%R: tensor<2x12x4xf32>) -> (tensor<?x24xf32>) {
+  %p = rnn.headwise_matmul %h, %R gates 3 : tensor<?x8xf32>, tensor<2x12x4xf32> -> tensor<?x24xf32>
+  %s = rnn.add %x, %p : tensor<?x24xf32>, tensor<?x24xf32>
+  %a, %b, %c = rnn.split %s : tensor<?x24xf32> -> tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+  %t = rnn.tanh %a : tensor<?x8xf32>
+  rnn.yield outputs(%s : tensor<?x24xf32>) states(%t : tensor<?x8xf32>)
+}

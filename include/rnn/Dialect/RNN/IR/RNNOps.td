@@ -271,6 +271,59 @@ def RNN_MatmulOp : RNN_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
+def RNN_HeadwiseMatmulOp : RNN_Op<"headwise_matmul", [Pure]> {
+  let summary = "Rows times a block-diagonal weight: one matrix per head";
+  let description = [{
+    The product with a block-diagonal matrix whose `NH` blocks are given
+    separately: the recurrent product of a cell whose state is split into
+    heads (the sLSTM of xLSTM, FlashRNN's cells). `lhs` is `[..., NH·K]`,
+    head `h` owning columns `h·K .. h·K + K - 1`; `rhs` is `[NH, G·N, K]`,
+    each head's `[out, in]` matrix in PyTorch's layout, its `G·N` rows
+    being `gates` = `G` gates of `N` units each; the result is
+    `[..., G·NH·N]`, **gate-major**:
+
+    `result[..., g·NH·N + h·N + j] = Σ_k lhs[..., h·K + k] · rhs[h, g·N + j, k]`
+
+    so that `rnn.split` into `G` equal pieces gives each gate for all heads,
+    laid out `[NH·N]` head by head like the state: the cell's pointwise
+    code is the same as with a dense recurrent matrix. With `gates = 1`
+    it is the plain block-diagonal product.
+
+    With `transposed`, the op applies the transpose of that linear map (the
+    gradient of `lhs`): `lhs` is `[..., G·NH·N]` gate-major and the result
+    `[..., NH·K]`,
+
+    `result[..., h·K + k] = Σ_{g,j} lhs[..., g·NH·N + h·N + j] · rhs[h, g·N + j, k]`.
+
+    Precision follows `rnn.matmul`: the result is the operands' element
+    type, or `f32` for `f16`/`bf16` operands; `allow_tf32` permits TF32 for
+    `f32` operands.
+
+    ```mlir
+    // 4 heads of 16 units, 4 gates: R is [4, 64, 16], the gates [B, 4·64].
+    %g = rnn.headwise_matmul %h, %R gates 4 : tensor<?x64xf32>, tensor<4x64x16xf32> -> tensor<?x256xf32>
+    %dh = rnn.headwise_matmul %dg, %R gates 4 transposed : tensor<?x256xf32>, tensor<4x64x16xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$gates,
+                       UnitAttr:$transposed, UnitAttr:$allow_tf32);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `gates` $gates (`transposed` $transposed^)?
+    (`allow_tf32` $allow_tf32^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// NH, N (units per head and gate) and K (inputs per head), read from
+    /// the weight [NH, G·N, K].
+    int64_t getNumHeads();
+    int64_t getHeadOutputSize();
+    int64_t getHeadInputSize();
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Pointwise ops
 //===----------------------------------------------------------------------===//
@@ -661,6 +714,35 @@ def RNN_OuterSumOp : RNN_Op<"outer_sum", [Pure]> {
   let assemblyFormat = [{
     $lhs `,` $rhs (`allow_tf32` $allow_tf32^)? attr-dict `:` type($lhs) `,`
     type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def RNN_HeadwiseOuterSumOp : RNN_Op<"headwise_outer_sum", [Pure]> {
+  let summary = "The weight gradient of rnn.headwise_matmul over all rows";
+  let description = [{
+    Per head, the sum over all rows of the outer products of a gate-major
+    row tensor `lhs` (`[..., G·NH·N]`) and a head-major one `rhs`
+    (`[..., NH·K]`); the operands share their leading (row) shape and the
+    result is `[NH, G·N, K]`, the layout of `rnn.headwise_matmul`'s weight:
+
+    `result[h, g·N + j, k] = Σ_r lhs[r, g·NH·N + h·N + j] · rhs[r, h·K + k]`
+
+    For `y = headwise_matmul(x, R)`, `dR = headwise_outer_sum(dy, x)` over
+    all `T·B` rows, as `rnn.outer_sum` is for `rnn.matmul`. Element types
+    follow `rnn.matmul`.
+
+    ```mlir
+    %dR = rnn.headwise_outer_sum %dgates, %hs gates 4 : tensor<?x?x256xf32>, tensor<?x?x64xf32> -> tensor<4x64x16xf32>
+    ```
+  }];
+  let arguments = (ins RNN_FloatTensor:$lhs, RNN_FloatTensor:$rhs,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$gates,
+                       UnitAttr:$allow_tf32);
+  let results = (outs RNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `gates` $gates (`allow_tf32` $allow_tf32^)? attr-dict `:`
+    type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
 }

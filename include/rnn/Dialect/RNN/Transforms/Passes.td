@@ -206,8 +206,9 @@ def ReduceMatmulPrecision
     : Pass<"rnn-reduce-matmul-precision", "::mlir::ModuleOp"> {
   let summary = "Runs f32 matmuls on bf16 or f16 operands, accumulating in f32";
   let description = [{
-    Mixed precision for a model written in f32: every `rnn.matmul` whose
-    operands are f32 reads them cast to `element-type` (`bf16` or `f16`),
+    Mixed precision for a model written in f32: every `rnn.matmul` and
+    `rnn.headwise_matmul` whose operands are f32 reads them cast to
+    `element-type` (`bf16` or `f16`),
     and still produces (and accumulates in) f32; `allow_tf32` is dropped, as
     it only concerns f32 operands. States, outputs and all pointwise math
     stay f32. Run before `rnn-optimize`, which then casts the weights once
