@@ -69,6 +69,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import cellgen  # noqa: E402
+from gpu_diff import rel_err  # noqa: E402  (the differential test's error measure)
 
 FAMILY = "extended"
 SIZE = 1024                 # I = H of the cells and the LSTM
@@ -186,16 +187,6 @@ def build(out, cells, first, target, size, jobs):
 # ---------------------------------------------------------------------------------------
 # check (on the GPU machine, or on the CPU for a cpu build)
 # ---------------------------------------------------------------------------------------
-
-def rel_err(got, ref):
-    got = np.asarray(got, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    if got.shape != ref.shape:
-        return float("inf")
-    if ref.size == 0:
-        return 0.0
-    return float(np.abs(got - ref).max() / max(float(np.abs(ref).max()), 1.0))
-
 
 class Runner:
     """One model function on fixed arguments: `call()` queues one call (CUDA: on a stream

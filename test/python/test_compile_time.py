@@ -6,48 +6,22 @@ about 2 s (docs/performance-notes.md). The budget is CPU time (rnn-compile's and
 link's), which other jobs on the machine do not inflate the way they inflate wall time.
 The compiled model is also checked against numpy."""
 
+import os
 import resource
+import sys
 import time
 
 import numpy as np
 
 import rnn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "bench"))
+from compile_time import gates_cell  # noqa: E402  (the benchmark's cell of n gates)
+
 N = 128
 I = H = 8
 CPU_BUDGET_S = 10.0
-
-
-def gates_cell(n):
-    """A cell of n gates, each tanh(x @ W_k.T + h @ U_k.T), summed into the new h."""
-    def t(*dims):
-        return "tensor<" + "x".join(str(d) for d in dims) + "xf32>"
-    params = [f"%W{k}: {t(H, I)}" for k in range(n)] + [f"%U{k}: {t(H, H)}" for k in range(n)]
-    names = [f"%W{k}" for k in range(n)] + [f"%U{k}" for k in range(n)]
-    types = [t(H, I)] * n + [t(H, H)] * n
-    lines = [f"rnn.cell @gates inputs(%x: {t('?', I)}) states(%h: {t('?', H)})",
-             f"    params({', '.join(params)}) -> ({t('?', H)}) {{"]
-    acc = None
-    for k in range(n):
-        lines += [
-            f"  %wx{k} = rnn.matmul %x, %W{k} : {t('?', I)}, {t(H, I)} -> {t('?', H)}",
-            f"  %uh{k} = rnn.matmul %h, %U{k} : {t('?', H)}, {t(H, H)} -> {t('?', H)}",
-            f"  %g{k} = rnn.add %wx{k}, %uh{k} : {t('?', H)}, {t('?', H)}",
-            f"  %a{k} = rnn.tanh %g{k} : {t('?', H)}",
-        ]
-        if acc is not None:
-            lines.append(f"  %s{k} = rnn.add {acc}, %a{k} : {t('?', H)}, {t('?', H)}")
-        acc = f"%a{k}" if acc is None else f"%s{k}"
-    lines += [f"  %hn = rnn.tanh {acc} : {t('?', H)}",
-              f"  rnn.yield outputs(%hn : {t('?', H)}) states(%hn : {t('?', H)})", "}",
-              f"func.func @seq(%xs: {t('?', '?', I)}, %h0: {t('?', H)}, {', '.join(params)})",
-              f"    -> ({t('?', '?', H)}, {t('?', H)}) {{",
-              f"  %ys, %hT = rnn.scan @gates inputs(%xs : {t('?', '?', I)}) "
-              f"init(%h0 : {t('?', H)}) params({', '.join(names)} : {', '.join(types)}) "
-              f"-> outputs({t('?', '?', H)}) states({t('?', H)})",
-              f"  return %ys, %hT : {t('?', '?', H)}, {t('?', H)}",
-              "}"]
-    return "\n".join(lines) + "\n"
 
 
 def reference(xs, h, W, U):
@@ -61,7 +35,7 @@ def reference(xs, h, W, U):
 def test_large_cell_compiles_within_budget(tmp_path):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    path = rnn.compile_mlir(gates_cell(N), tmp_path / "gates.so")
+    path = rnn.compile_mlir(gates_cell(N, I, H), tmp_path / "gates.so")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

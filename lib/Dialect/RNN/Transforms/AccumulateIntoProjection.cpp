@@ -10,6 +10,7 @@
 
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
+#include "SumTree.h"
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
 namespace rnn {
@@ -21,20 +22,6 @@ using namespace mlir;
 using namespace rnn;
 
 namespace {
-
-/// The leaves of the tree of single-use rnn.add ops rooted at `root`, in
-/// operand order, and the tree's inner adds.
-void collectSum(AddOp root, SmallVectorImpl<Value> &leaves,
-                SmallVectorImpl<AddOp> &inner) {
-  inner.push_back(root);
-  for (Value operand : root->getOperands()) {
-    auto add = operand.getDefiningOp<AddOp>();
-    if (add && add->hasOneUse())
-      collectSum(add, leaves, inner);
-    else
-      leaves.push_back(operand);
-  }
-}
 
 /// Rewrites the sum rooted at `root` when one leaf is a matmul result and
 /// another a cell input of the same [B, N] type used only here: the matmul
@@ -90,14 +77,7 @@ struct AccumulateIntoProjectionPass
           AccumulateIntoProjectionPass> {
   void runOnOperation() override {
     for (CellOp cell : getOperation().getOps<CellOp>()) {
-      // Roots: adds whose result is not itself a term of a larger sum.
-      SmallVector<AddOp> roots;
-      for (AddOp add : cell.getBodyBlock().getOps<AddOp>()) {
-        bool feedsSum =
-            add->hasOneUse() && isa<AddOp>(*add->getUsers().begin());
-        if (!feedsSum)
-          roots.push_back(add);
-      }
+      SmallVector<AddOp> roots = sumRoots(cell.getBodyBlock());
       for (AddOp root : roots)
         if (accumulateInSum(cell, root))
           ++numAccumulating;

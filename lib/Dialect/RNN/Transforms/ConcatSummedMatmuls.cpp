@@ -21,6 +21,7 @@
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "CellSignature.h"
+#include "SumTree.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -64,20 +65,6 @@ public:
 private:
   llvm::DenseMap<Value, int> levels;
 };
-
-/// The leaves of the tree of single-use rnn.add ops rooted at `root`, in
-/// operand order, and the tree's inner adds.
-void collectSum(AddOp root, SmallVectorImpl<Value> &leaves,
-                SmallVectorImpl<AddOp> &inner) {
-  inner.push_back(root);
-  for (Value operand : root->getOperands()) {
-    auto add = operand.getDefiningOp<AddOp>();
-    if (add && add->hasOneUse())
-      collectSum(add, leaves, inner);
-    else
-      leaves.push_back(operand);
-  }
-}
 
 /// Products may merge when they agree on everything but the left operand and
 /// K, and run at the same point of the step.
@@ -244,13 +231,7 @@ struct ConcatSummedMatmulsPass
     : public rnn::impl::ConcatSummedMatmulsBase<ConcatSummedMatmulsPass> {
   void runOnOperation() override {
     editCells(getOperation(), [&](CellOp cell, CellSignatureEditor &editor) {
-      SmallVector<AddOp> roots;
-      for (AddOp add : cell.getBodyBlock().getOps<AddOp>()) {
-        bool feedsSum =
-            add->hasOneUse() && isa<AddOp>(*add->getUsers().begin());
-        if (!feedsSum)
-          roots.push_back(add);
-      }
+      SmallVector<AddOp> roots = sumRoots(cell.getBodyBlock());
       SumMerger merger(cell);
       unsigned merged = 0;
       for (AddOp root : roots)
