@@ -10,7 +10,8 @@ would pass 2^22 elements (large H get short sequences: cuDNN's PERSIST_DYNAMIC t
 precision of a cell runs the same shapes, so cuDNN runs each once per precision class.
 I = H, one layer.
 
-    build DIR          (here) the models, one per (cell, precision, H): LSTM, GRU and
+    build DIR [--max-h H]
+                       (here) the models, one per (cell, precision, H) (up to H): LSTM, GRU and
                        RNN-tanh of bench/make_models.py's form, TF32 matmuls in fp32,
                        bf16 / fp16 storage (input sequence and weights) with f32
                        accumulation and states otherwise; DIR/plan.json and
@@ -105,9 +106,9 @@ def plan(sweep):
     return shapes
 
 
-def build(out_dir, compiler, runtime_dir):
+def build(out_dir, compiler, runtime_dir, max_h=None):
     sweep = json.load(open(os.path.join(HERE, "sweep.json")))
-    shapes = plan(sweep)
+    shapes = [s for s in plan(sweep) if max_h is None or s["H"] <= max_h]
     os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
     for s in shapes:
         for precision in sweep["precisions"]:
@@ -324,6 +325,8 @@ def main():
     b.add_argument("--compiler", default=os.path.join(
         os.environ.get("RNN_BUILD_DIR", os.path.join(ROOT, "build")), "bin", "rnn-compile"))
     b.add_argument("--runtime-dir", required=True)
+    b.add_argument("--max-h", type=int,
+                   help="only the plan's shapes with H up to this (a partial sweep)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("out")
@@ -334,7 +337,7 @@ def main():
     sub.add_parser("plan")
     a = ap.parse_args()
     if a.cmd == "build":
-        build(a.dir, a.compiler, a.runtime_dir)
+        build(a.dir, a.compiler, a.runtime_dir, a.max_h)
     elif a.cmd == "run":
         sys.exit(run(a.dir, a.out))
     elif a.cmd == "report":

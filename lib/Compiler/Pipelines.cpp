@@ -189,6 +189,31 @@ static bool runsPersistentKernels(llvm::StringRef chip) {
   return chip.starts_with("sm_90");
 }
 
+/// The dynamic shared memory one block may opt into on `chip` (CUDA's
+/// per-architecture limits), for the block kernels' weights.
+static int64_t maxDynamicSharedBytes(llvm::StringRef chip) {
+  unsigned version = 0;
+  llvm::StringRef digits = chip;
+  if (!digits.consume_front("sm_") ||
+      digits.take_while(llvm::isDigit).getAsInteger(10, version))
+    return 48 * 1024;
+  switch (version) {
+  case 80:
+  case 87:
+    return 163 * 1024;
+  case 86:
+  case 89:
+    return 99 * 1024;
+  case 70:
+  case 72:
+    return 96 * 1024;
+  case 75:
+    return 64 * 1024;
+  default:
+    return version >= 90 ? 227 * 1024 : 48 * 1024;
+  }
+}
+
 /// MLIR 22's gpu-lower-to-nvvm-pipeline, spelled out so that the kernels can
 /// link LLVM bitcode (nvvm-attach-target's `l`), which the pipeline's
 /// options cannot pass.
@@ -214,12 +239,20 @@ static std::string nvvmPipeline(llvm::StringRef chip,
 
 std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
                                  llvm::StringRef deviceLibrary,
-                                 llvm::StringRef binaryFormat) {
+                                 llvm::StringRef binaryFormat,
+                                 bool blockKernels) {
   bool persistent = !deviceLibrary.empty() && runsPersistentKernels(chip);
   // As on the CPU up to the GEMMs, which go to cuBLAS; then buffers live on
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
   return bufferizationPipeline() + "," +
+         // Small recurrences (a head's weights in one block's shared
+         // memory) as one kernel of independent blocks, their step loops
+         // kept for large batches (docs/persistent-recurrences.md).
+         (blockKernels
+              ? "convert-step-loops-to-block-kernels{max-shared-bytes=" +
+                    std::to_string(maxDynamicSharedBytes(chip)) + "},"
+              : std::string()) +
          // Eligible recurrences as one kernel each, their step loops kept as
          // the fallback (docs/persistent-recurrences.md).
          (persistent ? "convert-step-loops-to-persistent-kernels," : "") +

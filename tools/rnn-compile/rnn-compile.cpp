@@ -100,9 +100,11 @@ static cl::opt<int> kPartials(
     cl::init(-1));
 static cl::opt<bool> persistentKernels(
     "persistent-kernels",
-    cl::desc("Run eligible bf16 recurrences as one persistent kernel each, "
-             "with the step loop as fallback (--target=cuda on sm_90; needs "
-             "rnn_device_library.bc in the runtime directory)"),
+    cl::desc("Run eligible recurrences as one persistent kernel each, with "
+             "the step loop as fallback (--target=cuda): small ones as one "
+             "block per (head, batch row); bf16 ones at H = 2048 on sm_90 "
+             "across all SMs (needs rnn_device_library.bc in the runtime "
+             "directory)"),
     cl::init(true));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
@@ -324,7 +326,7 @@ int main(int argc, char **argv) {
   std::string pipeline =
       cuda ? rnn::cudaLoweringPipeline(
                  gpuChip, kPartials < 0 ? rnn::kCudaKPartials : kPartials,
-                 deviceLibrary, gpuFormat)
+                 deviceLibrary, gpuFormat, persistentKernels)
            : rnn::cpuLoweringPipeline(kPartials < 0 ? 0 : kPartials);
   if (printPipeline) {
     llvm::outs() << "builtin.module(" << pipeline << ")\n";

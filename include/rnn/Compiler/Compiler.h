@@ -52,11 +52,13 @@ constexpr unsigned kCudaKPartials = 8;
 /// recurrences become persistent kernels that link it
 /// (convert-step-loops-to-persistent-kernels). `binaryFormat`: what
 /// gpu-module-to-binary embeds (fatbin: SASS plus PTX; isa: the PTX text,
-/// for inspection).
+/// for inspection). `blockKernels`: small recurrences become kernels of one
+/// block per (head, batch row) (convert-step-loops-to-block-kernels).
 std::string cudaLoweringPipeline(llvm::StringRef chip,
                                  unsigned kPartials = kCudaKPartials,
                                  llvm::StringRef deviceLibrary = "",
-                                 llvm::StringRef binaryFormat = "fatbin");
+                                 llvm::StringRef binaryFormat = "fatbin",
+                                 bool blockKernels = true);
 
 /// The manifest that tells the runtime each public function's signature
 /// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes

@@ -30,6 +30,10 @@ constexpr llvm::StringLiteral kGemmAllowTf32Attr = "rnn.gemm_allow_tf32";
 /// in the function; convert-row-groups-to-kernels runs each marked group as
 /// one kernel with a block per row.
 constexpr llvm::StringLiteral kRowGroupAttr = "rnn.row_group";
+/// Marks a gpu.launch whose blocks run a whole recurrence
+/// (convert-step-loops-to-block-kernels): overlap-kernel-launches launches
+/// it in stream order, never early behind the grid ahead.
+constexpr llvm::StringLiteral kPersistentLaunchAttr = "rnn.persistent_launch";
 
 #define GEN_PASS_DECL
 #include "rnn/Conversion/Passes.h.inc"

@@ -284,6 +284,45 @@ def ConvertStepLoopsToPersistentKernels
   ];
 }
 
+def ConvertStepLoopsToBlockKernels
+    : Pass<"convert-step-loops-to-block-kernels", "::mlir::ModuleOp"> {
+  let summary = "Runs a recurrence small enough for one thread block per "
+                "(head, batch row) as one kernel, the step loop as fallback";
+  let description = [{
+    For the CUDA backend, after bufferization and before the GEMMs and
+    kernels are mapped: a time loop of the form the persistent kernels run
+    (one recurrent product of the state S with a weight from outside the
+    loop, dense `S x U^T` with U [G*H, H] or head-wise with NH heads of
+    N units, in f32, bf16 or f16; one pointwise group over [B, H] that reads
+    the product through its gate windows and writes S) becomes one
+    `gpu.launch` for the whole sequence when a head's weights fit in one
+    block's shared memory: NH * B blocks of N threads (whole warps), each
+    holding its head's [G*N, N] matrix and its row's h_{t-1} in shared
+    memory, one barrier a step, the cell's pointwise body (cloned from the
+    group) per element. A dense recurrence is the one-head case. The blocks
+    never wait for each other.
+
+    A cost model gives each recurrence the largest batch for which the
+    kernel is expected to beat the step loop (the kernel's shared-memory
+    loads a step against the step loop's launches); the loop stays, in an
+    `scf.if`, and runs for larger batches, empty sequences, and when
+    `rnn_cuda_persistent_enabled()` (the runtime) returns 0. Loops of any
+    other form, and heads whose matrices do not fit in `max-shared-bytes`,
+    are left alone. The launch carries `rnn.persistent_launch`.
+  }];
+  let options = [
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
+           /*default=*/"232448",
+           "Dynamic shared memory one block may use (227 KiB: sm_90)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
 def ConvertBuffersToGPU : Pass<"convert-buffers-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Puts a lowered model's buffers in device memory";
   let description = [{

@@ -100,6 +100,11 @@ void rnn_cuda_require_resident_next_launch(void);
  * refused (and clears it), else 0. */
 int32_t rnn_cuda_take_refused_launch(void);
 
+/* 1 unless RNN_CUDA_PERSISTENT is 0 for the calling thread's model call:
+ * the code compiled by rnn-compile runs a recurrence it made a block kernel
+ * of (convert-step-loops-to-block-kernels) step by step when it is 0. */
+int32_t rnn_cuda_persistent_enabled(void);
+
 /* Added to b_layout by rnn-compile --target=cuda: B is a weight that stays
  * unchanged for the whole model call. */
 #define RNN_GEMM_B_CONSTANT 8

@@ -174,9 +174,12 @@ struct OverlapKernelLaunchesPass
     // Whether a launch after a GEMM really overlaps is the runtime's call:
     // it knows which library ran the GEMM (docs/cuda.md).
     // Cluster launches are persistent kernels: their blocks fill the GPU
-    // and wait for each other, so they are launched in stream order.
+    // and wait for each other, so they are launched in stream order; so are
+    // the block kernels, whose blocks run for the whole sequence (a grid
+    // behind them would hold SMs while it waits).
     module.walk([&](gpu::LaunchOp launch) {
-      if (!launch.hasClusterSize() && !hasWait(launch))
+      if (!launch.hasClusterSize() &&
+          !launch->hasAttr(rnn::kPersistentLaunchAttr) && !hasWait(launch))
         launches.push_back(launch);
     });
     if (launches.empty())

@@ -13,7 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "StepRecurrence.h"
 #include "rnn/Conversion/Passes.h"
+
 #include "rnn/DeviceLibrary/PersistentRecurrence.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,6 +39,7 @@ namespace rnn {
 } // namespace rnn
 
 using namespace mlir;
+using rnn::StepRecurrence;
 namespace persistent = rnn::persistent;
 
 namespace {
@@ -46,319 +49,13 @@ constexpr llvm::StringLiteral kRequireResident =
 constexpr llvm::StringLiteral kTakeRefused = "rnn_cuda_take_refused_launch";
 constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 
-/// A step loop of the form the persistent kernel runs: per step, the
-/// product P = S x U^T (S the bf16 state [B, H], U the bf16 weight
-/// [G*H, H]) and one pointwise group over [B, H] that reads P through
-/// views at column offsets q*H and rewrites S.
-struct Recurrence {
-  scf::ForOp loop;
-  linalg::GenericOp matmul;
-  linalg::GenericOp pointwise;
-  Value state;
-  Value weight;
-  Value product;
-  /// P starts from what its buffer holds (the step's projection) rather
-  /// than from zero.
-  bool accumulates = false;
-  int64_t gates = 0;
-  int64_t hidden = 0;
-  /// Per pointwise operand, the gate of P it reads, if it is a view of P.
-  SmallVector<std::optional<int64_t>> gateOfOperand;
-};
-
 } // namespace
 
-static bool isPureScalarOp(Operation *op) {
-  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
-}
-
-static bool isIdentity2D(AffineMap map) {
-  return map.getNumDims() == 2 && map.isIdentity();
-}
-
-/// (d0, d1) -> (d1): a per-column operand (a bias).
-static bool isColumnBroadcast(AffineMap map) {
-  return map.getNumDims() == 2 && map.getNumResults() == 1 &&
-         map.getResult(0) == getAffineDimExpr(1, map.getContext());
-}
-
-/// The gate whose columns `view` selects of `product` ([*, q*H] to
-/// [*, q*H + H), unit strides), if it is such a view.
-static std::optional<int64_t> gateOfView(Value view, Value product,
-                                         int64_t hidden) {
-  auto subview = view.getDefiningOp<memref::SubViewOp>();
-  if (!subview || subview.getSource() != product)
-    return std::nullopt;
-  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
-  ArrayRef<int64_t> sizes = subview.getStaticSizes();
-  ArrayRef<int64_t> strides = subview.getStaticStrides();
-  if (offsets.size() != 2 || offsets[0] != 0 ||
-      ShapedType::isDynamic(offsets[1]) || sizes[1] != hidden ||
-      strides[0] != 1 || strides[1] != 1 || offsets[1] % hidden != 0)
-    return std::nullopt;
-  return offsets[1] / hidden;
-}
-
-/// Whether every op inside `loop` that `value` depends on is a view or a
-/// pure scalar op (so the kernel can rebuild it from the step index), and
-/// it does not depend on any of `excluded`.
-static bool rebuildableInKernel(Value value, scf::ForOp loop,
-                                ArrayRef<Value> excluded) {
-  if (llvm::is_contained(excluded, value))
-    return false;
-  if (loop.isDefinedOutsideOfLoop(value) || value == loop.getInductionVar())
-    return true;
-  Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != loop.getBody() ||
-      !(isa<memref::SubViewOp>(def) || isPureScalarOp(def)))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return rebuildableInKernel(operand, loop, excluded);
-  });
-}
-
-/// The buffer `value` is a view of (through any chain of views), or
-/// `value` itself.
-static Value underlyingBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
-/// Whether `value` (used in the step loop) is computed from the step index.
-static bool dependsOnStep(Value value, scf::ForOp loop) {
-  if (value == loop.getInductionVar())
-    return true;
-  Operation *def = value.getDefiningOp();
-  return def && def->getBlock() == loop.getBody() &&
-         llvm::any_of(def->getOperands(),
-                      [&](Value v) { return dependsOnStep(v, loop); });
-}
-
-/// Whether `buffer` is scratch of the loop's own: allocated in the loop's
-/// block, and otherwise only used by the loop, by ops before it that are not
-/// views (nothing can read it through an alias later), or freed. The kernel
-/// leaves behind only what the pointwise group writes, so anything else
-/// would be stale afterwards.
-static bool isLoopScratch(Value buffer, scf::ForOp loop) {
-  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != loop->getBlock())
-    return false;
-  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
-    if (loop->isAncestor(user) || isa<memref::DeallocOp>(user))
-      return true;
-    return user->getBlock() == loop->getBlock() &&
-           user->isBeforeInBlock(loop) && !isa<ViewLikeOpInterface>(user);
-  });
-}
-
-/// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
-/// rnn.matmul with an [N, K] weight: out[m, n] += a[m, k] * w[n, k], with
-/// f32 sums of the operands' extensions.
-static bool isRowContraction(linalg::GenericOp matmul) {
-  MLIRContext *ctx = matmul.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  using Exprs = ArrayRef<AffineExpr>;
-  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
-      ArrayRef<Exprs>{Exprs{m, k}, Exprs{n, k}, Exprs{m, n}}, ctx);
-  if (matmul.getIndexingMapsArray() != maps ||
-      matmul.getIteratorTypesArray() !=
-          SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
-                                           utils::IteratorType::parallel,
-                                           utils::IteratorType::reduction})
-    return false;
-  // extf, extf, mulf, addf of the accumulator, yield.
-  Block &body = matmul.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 5)
-    return false;
-  Value accumulator = body.getArgument(2);
-  Value product = add.getLhs() == accumulator ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul || (add.getLhs() != accumulator && add.getRhs() != accumulator))
-    return false;
-  auto isExtensionOf = [](Value v, Value arg) {
-    auto ext = v.getDefiningOp<arith::ExtFOp>();
-    return ext && ext.getIn() == arg;
-  };
-  Value a = body.getArgument(0), w = body.getArgument(1);
-  return (isExtensionOf(mul.getLhs(), a) && isExtensionOf(mul.getRhs(), w)) ||
-         (isExtensionOf(mul.getLhs(), w) && isExtensionOf(mul.getRhs(), a));
-}
-
-static FailureOr<Recurrence> matchRecurrence(scf::ForOp loop) {
-  Recurrence r;
-  r.loop = loop;
-  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
-      !matchPattern(loop.getStep(), m_One()) || loop.getNumResults() != 0)
-    return failure();
-  linalg::FillOp fill;
-  for (Operation &op : loop.getBody()->without_terminator()) {
-    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
-      if (generic->hasAttr(rnn::kGemmWeightLayoutAttr)) {
-        if (r.matmul || r.pointwise)
-          return failure();
-        r.matmul = generic;
-      } else {
-        if (!r.matmul || r.pointwise)
-          return failure();
-        r.pointwise = generic;
-      }
-    } else if (auto f = dyn_cast<linalg::FillOp>(op)) {
-      if (fill || r.matmul)
-        return failure();
-      fill = f;
-    } else if (!isa<memref::SubViewOp>(op) && !isPureScalarOp(&op)) {
-      return failure();
-    }
-  }
-  if (!r.matmul || !r.pointwise)
-    return failure();
-
-  // The product: S [B, H] x U [G*H, H]^T, bf16 operands, f32 result.
-  auto layout =
-      r.matmul->getAttrOfType<IntegerAttr>(rnn::kGemmWeightLayoutAttr);
-  if (!layout || layout.getInt() != 0 || r.matmul.getNumDpsInputs() != 2 ||
-      r.matmul.getNumDpsInits() != 1 || !isRowContraction(r.matmul))
-    return failure();
-  r.state = r.matmul.getDpsInputs()[0];
-  r.weight = r.matmul.getDpsInputs()[1];
-  r.product = r.matmul.getDpsInits()[0];
-  auto stateType = dyn_cast<MemRefType>(r.state.getType());
-  auto weightType = dyn_cast<MemRefType>(r.weight.getType());
-  auto productType = dyn_cast<MemRefType>(r.product.getType());
-  if (!stateType || !weightType || !productType || stateType.getRank() != 2 ||
-      weightType.getRank() != 2 || productType.getRank() != 2 ||
-      !stateType.getElementType().isBF16() ||
-      !weightType.getElementType().isBF16() ||
-      !productType.getElementType().isF32() ||
-      !stateType.getLayout().isIdentity() ||
-      !weightType.getLayout().isIdentity() || !weightType.hasStaticShape() ||
-      stateType.isDynamicDim(1) || !loop.isDefinedOutsideOfLoop(r.state) ||
-      !loop.isDefinedOutsideOfLoop(r.weight))
-    return failure();
-  r.hidden = stateType.getDimSize(1);
-  if (weightType.getDimSize(1) != r.hidden ||
-      weightType.getDimSize(0) % r.hidden != 0)
-    return failure();
-  r.gates = weightType.getDimSize(0) / r.hidden;
-  if (!persistent::hasEntryPoints(r.gates, r.hidden))
-    return failure();
-  if (fill) {
-    // A zeroed product buffer of the loop's own.
-    if (fill.getOutputs()[0] != r.product ||
-        !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-        !loop.isDefinedOutsideOfLoop(r.product))
-      return failure();
-  } else {
-    // The product accumulates onto the step's projection.
-    r.accumulates = true;
-    if (loop.isDefinedOutsideOfLoop(r.product))
-      return failure();
-  }
-  // The kernel never stores the product: its buffer must be the loop's own
-  // scratch (the step loop's GEMM leaves the last step's product in it),
-  // and an accumulating product a new window of it every step.
-  Value productRoot = underlyingBuffer(r.product);
-  if (!isLoopScratch(productRoot, loop) ||
-      (r.accumulates && !dependsOnStep(r.product, loop)))
-    return failure();
-  Value stateRoot = underlyingBuffer(r.state);
-
-  // The pointwise group: elementwise over [B, H], S written once.
-  linalg::GenericOp pw = r.pointwise;
-  if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2)
-    return failure();
-  SmallVector<int64_t> ranges = pw.getStaticLoopRanges();
-  if (ranges[1] != r.hidden)
-    return failure();
-  unsigned stateWrites = 0;
-  for (OpOperand &operand : pw->getOpOperands()) {
-    Value value = operand.get();
-    AffineMap map = pw.getMatchingIndexingMap(&operand);
-    bool isInput = pw.isDpsInput(&operand);
-    std::optional<int64_t> gate = gateOfView(value, r.product, r.hidden);
-    r.gateOfOperand.push_back(gate);
-    if (gate) {
-      if (!isInput || !isIdentity2D(map) || *gate >= r.gates)
-        return failure();
-      if (r.accumulates && !rebuildableInKernel(value, loop, {}))
-        return failure();
-      continue;
-    }
-    // Every element is the thread's own: what it writes, it alone reads.
-    if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
-      return failure();
-    if (value == r.state) {
-      if (!isIdentity2D(map))
-        return failure();
-      stateWrites += !isInput;
-      continue;
-    }
-    // Anything else is rebuilt in the kernel from the step index; S and P
-    // (or views of them) only through the two cases above.
-    Value root = underlyingBuffer(value);
-    if (root == stateRoot || root == productRoot ||
-        !rebuildableInKernel(value, loop, {r.product, r.state}))
-      return failure();
-  }
-  if (stateWrites != 1)
-    return failure();
-  // A buffer the group writes may be read by it only at the element each
-  // thread writes (a state that lives in its output sequence reads the row
-  // the last step wrote): through identity maps and views that move only
-  // along dimensions they drop (the time axis). The product's buffer is not
-  // written at all.
-  SmallVector<Value> writtenRoots;
-  for (Value init : pw.getDpsInits())
-    if (init != r.state)
-      writtenRoots.push_back(underlyingBuffer(init));
-  if (llvm::is_contained(writtenRoots, productRoot))
-    return failure();
-  for (OpOperand *input : pw.getDpsInputOperands()) {
-    Value value = input->get();
-    if (value == r.state ||
-        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
-      continue;
-    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
-      return failure();
-    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
-      auto subview = view.getDefiningOp<memref::SubViewOp>();
-      if (!subview || !llvm::all_of(subview.getStaticStrides(),
-                                    [](int64_t s) { return s == 1; }))
-        return failure();
-      llvm::SmallBitVector dropped = subview.getDroppedDims();
-      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
-        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
-          return failure();
-      view = subview.getSource();
-    }
-  }
-  // The body is cloned as it is: scalar ops on its arguments and on values
-  // from outside the loop (the launch captures those).
-  for (Operation &op : pw.getBody()->without_terminator())
-    if (!isPureScalarOp(&op) || isa<linalg::IndexOp>(op) ||
-        llvm::any_of(op.getOperands(), [&](Value v) {
-          return !pw->isAncestor(v.getParentRegion()->getParentOp()) &&
-                 !loop.isDefinedOutsideOfLoop(v);
-        }))
-      return failure();
-  // Nothing else in the loop touches S or P.
-  for (Operation *user : r.state.getUsers())
-    if (loop->isAncestor(user) && user != r.matmul && user != r.pointwise)
-      return failure();
-  for (Operation *user : r.product.getUsers()) {
-    if (!loop->isAncestor(user) || user == r.matmul || user == fill)
-      continue;
-    auto view = dyn_cast<memref::SubViewOp>(user);
-    if (!view || !gateOfView(view, r.product, r.hidden) ||
-        !llvm::all_of(view->getUsers(),
-                      [&](Operation *u) { return u == r.pointwise; }))
-      return failure();
-  }
-  return r;
+/// Whether the device library can run `r`: a dense bf16 product of a
+/// (gates, hidden) pair it has entry points for.
+static bool runsOnDeviceLibrary(const StepRecurrence &r) {
+  return !r.headwise && r.stateElementType().isBF16() &&
+         persistent::hasEntryPoints(r.gates, r.hidden);
 }
 
 /// Declares `name` (private) in `module` unless it exists.
@@ -374,7 +71,7 @@ namespace {
 
 class KernelBuilder {
 public:
-  KernelBuilder(const Recurrence &r, OpBuilder &b, Location loc)
+  KernelBuilder(const StepRecurrence &r, OpBuilder &b, Location loc)
       : r(r), b(b), loc(loc) {}
 
   /// Fills the body of `launch`: the library's set-up, then per step its
@@ -412,9 +109,10 @@ public:
     IRMapping views;
     scf::ForOp loop = r.loop;
     views.map(loop.getInductionVar(), step);
+    llvm::SetVector<Operation *> needed = rnn::opsNeededByGroup(r);
     for (Operation &op : loop.getBody()->without_terminator())
-      if ((isa<memref::SubViewOp>(op) || isPureScalarOp(&op)) &&
-          neededByGroup(&op))
+      if ((isa<memref::SubViewOp>(op) || rnn::isPureScalarOp(&op)) &&
+          needed.contains(&op))
         b.clone(op, views);
 
     // Thread t takes (row, unit) = divmod(p, units) for p = t, t + threads,
@@ -450,7 +148,7 @@ public:
         // Only what changes with the step: the addresses of what does not
         // would be hoisted out of the time loop and held in registers, and
         // the product needs them all (spills made the LSTM's step slower).
-        if (!dependsOnStep(operand.get(), r.loop))
+        if (!rnn::dependsOnStep(operand.get(), r.loop))
           continue;
         Value view = views.lookupOrDefault(operand.get());
         call("prefetch",
@@ -544,28 +242,9 @@ private:
         Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), address)));
   }
   SmallVector<Value> indices(AffineMap map, Value row, Value column) {
-    if (isIdentity2D(map))
+    if (rnn::isIdentity2D(map))
       return {row, column};
     return {column};
-  }
-  /// Whether `op` (in the step loop) computes something the group reads
-  /// or writes other than the product and S.
-  bool neededByGroup(Operation *op) {
-    if (!needed) {
-      needed.emplace();
-      SmallVector<Value> work;
-      for (OpOperand &operand : r.pointwise->getOpOperands())
-        if (!r.gateOfOperand[operand.getOperandNumber()] || r.accumulates)
-          work.push_back(operand.get());
-      while (!work.empty()) {
-        Operation *def = work.pop_back_val().getDefiningOp();
-        if (!def || def->getBlock() != scf::ForOp(r.loop).getBody() ||
-            !needed->insert(def))
-          continue;
-        llvm::append_range(work, def->getOperands());
-      }
-    }
-    return needed->contains(op);
   }
   func::CallOp call(StringRef entry, ValueRange args) {
     std::string name = entry == "prefetch"
@@ -578,10 +257,9 @@ private:
                                 result ? TypeRange{result} : TypeRange{}, args);
   }
 
-  const Recurrence &r;
+  const StepRecurrence &r;
   OpBuilder &b;
   Location loc;
-  std::optional<llvm::SetVector<Operation *>> needed;
 };
 
 } // namespace
@@ -604,10 +282,10 @@ static void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
-static void rewrite(const Recurrence &r, ModuleOp module) {
+static void rewrite(const StepRecurrence &r, ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   // Before this adds uses of S of its own.
-  bool copyBack = !isLoopScratch(r.state, r.loop);
+  bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
   declareEntryPoints(module, r.gates, r.hidden);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,
@@ -727,14 +405,15 @@ struct ConvertStepLoopsToPersistentKernelsPass
           ConvertStepLoopsToPersistentKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<Recurrence> found;
+    SmallVector<StepRecurrence> found;
     module.walk([&](scf::ForOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>())
         return;
-      if (FailureOr<Recurrence> r = matchRecurrence(loop); succeeded(r))
+      if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
+          succeeded(r) && runsOnDeviceLibrary(*r))
         found.push_back(*r);
     });
-    for (const Recurrence &r : found)
+    for (const StepRecurrence &r : found)
       rewrite(r, module);
   }
 };

@@ -106,6 +106,14 @@ RNN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   afterReducedPrecisionCublas = false;
   if (!function || callFailed())
     return; // The missing kernel, or the call's failure, was recorded.
+  // Above 48 KiB, dynamic shared memory is opt-in per function (the block
+  // kernels hold a head's weights there).
+  if (sharedBytes > 48 * 1024 &&
+      !check(cuFuncSetAttribute(static_cast<CUfunction>(function),
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                sharedBytes),
+             "cuFuncSetAttribute"))
+    return;
   if (!overlap) {
     orderedSinceFence = true;
     check(cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
@@ -154,6 +162,10 @@ bool allResident(CUfunction function, const CUlaunchConfig &config,
 RNN_EXPORT void rnn_cuda_require_resident_next_launch() {
   residentNextLaunch = true;
   refusedLaunch = false;
+}
+
+RNN_EXPORT int32_t rnn_cuda_persistent_enabled() {
+  return persistentThisCall ? 1 : 0;
 }
 
 RNN_EXPORT int32_t rnn_cuda_take_refused_launch() {

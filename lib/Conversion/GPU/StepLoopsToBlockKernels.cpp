@@ -1,0 +1,473 @@
+//===- StepLoopsToBlockKernels.cpp - Small recurrences in one kernel ------===//
+//
+// A step of a small recurrence (H up to a few hundred, or a head-wise one
+// with heads of that size) is a few thousand multiply-adds per batch row,
+// and the per-step path spends about 2.3 us a step on the GEMM's and the
+// fused kernel's launches whatever the work (docs/benchmarks.md, the shape
+// sweep). Here each batch row of each head needs only its own head's N
+// columns of h_{t-1}: one thread block can run the whole recurrence of a
+// (head, row) pair with the head's weights in shared memory, and the blocks
+// never wait for each other (no grid barrier, no residency requirement). A
+// dense recurrence is the one-head case: each batch row is a block.
+//
+// The kernel: NH * B blocks of N threads (rounded up to whole warps); each
+// copies its head's [G*N, N] matrix into shared memory ([G][K][N], so that
+// the threads of a warp read consecutive units) and stages h_{t-1} of its
+// row in shared memory (f32, double-buffered: one barrier a step). Thread n
+// computes the G gate sums of unit n, then the cell's pointwise body
+// (cloned from the group) for that element, keeping in registers the states
+// that the group reads and rewrites, and the step's input-projection values
+// loaded one step ahead. A cost model (the kernel's shared-memory loads a
+// step against the per-step path's launches) gives, per recurrence, the
+// largest batch for which the kernel runs; the step loop stays as the
+// fallback for larger batches and empty sequences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepRecurrence.h"
+
+#include "rnn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_CONVERTSTEPLOOPSTOBLOCKKERNELS
+#include "rnn/Conversion/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+using rnn::StepRecurrence;
+
+namespace {
+
+constexpr llvm::StringLiteral kPersistentEnabled =
+    "rnn_cuda_persistent_enabled";
+constexpr int64_t kWarp = 32;
+/// The cost model's device: SMs of the H100 the kernel was measured on.
+constexpr int64_t kMultiprocessors = 132;
+/// Cycles of shared-memory loads a block may spend on its step's products
+/// (one warp-wide load per multiply-add of a warp) before the per-step
+/// path's two launches (about 2.3 us a step, 4000 cycles) would be faster,
+/// less the step's fixed cost (the barrier, the pointwise body, the stores).
+constexpr int64_t kStepBudgetCycles = 3400;
+
+/// How the kernel runs a recurrence, and up to which batch.
+struct BlockPlan {
+  int64_t threads = 0;
+  int64_t weightBytes = 0;
+  int64_t sharedBytes = 0;
+  int64_t maxBatch = 0;
+};
+
+int64_t roundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+/// The plan for `r`, or nothing when its weights do not fit in
+/// `sharedLimit` bytes or the kernel would not beat the step loop at B = 1.
+std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
+  int64_t units = r.headSize;
+  BlockPlan plan;
+  plan.threads = roundUp(units, kWarp);
+  if (plan.threads > 1024)
+    return std::nullopt;
+  int64_t elementBytes = r.weightElementType().getIntOrFloatBitWidth() / 8;
+  plan.weightBytes = roundUp(r.gates * units * units * elementBytes, 16);
+  plan.sharedBytes = plan.weightBytes + 2 * units * 4;
+  if (plan.sharedBytes > sharedLimit)
+    return std::nullopt;
+  // A block's step: G * K multiply-adds per thread, one shared-memory load
+  // each, for N / 32 warps; the SMs share the NH * B blocks.
+  int64_t perBlock = r.gates * units * (plan.threads / kWarp);
+  plan.maxBatch = kStepBudgetCycles / perBlock * kMultiprocessors / r.heads;
+  if (plan.maxBatch < 1)
+    return std::nullopt;
+  return plan;
+}
+
+class BlockKernelBuilder {
+public:
+  BlockKernelBuilder(const StepRecurrence &r, const BlockPlan &plan,
+                     OpBuilder &b, Location loc)
+      : r(r), plan(plan), b(b), loc(loc), loop(r.loop), pw(r.pointwise) {}
+
+  void build(gpu::LaunchOp launch, Value steps);
+
+private:
+  Value constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value toF32(Value v) {
+    if (v.getType().isF32())
+      return v;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  }
+  SmallVector<Value> indices(AffineMap map, Value row, Value column) {
+    if (rnn::isIdentity2D(map))
+      return {row, column};
+    return {column};
+  }
+  /// The operand's value at (row, column), read through its view for the
+  /// step `views` maps the loop's index to.
+  Value load(OpOperand &operand, const IRMapping &views, Value row,
+             Value column) {
+    return memref::LoadOp::create(
+        b, loc, views.lookupOrDefault(operand.get()),
+        indices(pw.getMatchingIndexingMap(&operand), row, column));
+  }
+  /// `base` and the step-dependent views and indices the group needs, for
+  /// step `step`.
+  IRMapping viewsFor(Value step, const IRMapping &base) {
+    IRMapping views = base;
+    views.map(loop.getInductionVar(), step);
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (needed.contains(&op) && rnn::dependsOnStep(op.getResult(0), loop))
+        b.clone(op, views);
+    return views;
+  }
+
+  const StepRecurrence &r;
+  const BlockPlan &plan;
+  OpBuilder &b;
+  Location loc;
+  scf::ForOp loop;
+  linalg::GenericOp pw;
+  llvm::SetVector<Operation *> needed;
+};
+
+/// How each of the group's inputs reaches the cloned body.
+enum class InputKind {
+  Unused,
+  /// A gate window of the product (plus the projection under it when the
+  /// product accumulates, which is prefetched).
+  Gate,
+  /// Read and rewritten by the group at the thread's element: kept in a
+  /// register across steps.
+  Carried,
+  /// Changes with the step and nothing in the loop writes it: loaded one
+  /// step ahead.
+  Prefetched,
+  /// The same every step and never written: loaded once.
+  Invariant,
+  /// Anything else (a row the last step wrote): loaded when used.
+  Loaded,
+};
+
+void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
+  MLIRContext *ctx = b.getContext();
+  Block *body = pw.getBody();
+  const int64_t units = r.headSize, gates = r.gates;
+  needed = rnn::opsNeededByGroup(r);
+
+  Value thread = launch.getThreadIds().x;
+  Value block = launch.getBlockIds().x;
+  Value head = arith::RemUIOp::create(b, loc, block, constant(r.heads));
+  Value row = arith::DivUIOp::create(b, loc, block, constant(r.heads));
+  Value headColumn = arith::MulIOp::create(b, loc, head, constant(units));
+
+  // Shared memory: the head's weights [G][K][N], then h_{t-1} [2][K] f32.
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface{}, workgroup));
+  Type weightType = r.weightElementType();
+  Value weights = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({gates, units, units}, weightType,
+                      MemRefLayoutAttrInterface{}, workgroup),
+      shared, constant(0), ValueRange{});
+  Value staged = memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({2, units}, b.getF32Type(), MemRefLayoutAttrInterface{},
+                      workgroup),
+      shared, constant(plan.weightBytes), ValueRange{});
+
+  // The head's matrix, read along K (coalesced), written transposed.
+  Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
+  {
+    auto copy =
+        scf::ForOp::create(b, loc, thread, constant(gates * units * units),
+                           constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value i = copy.getInductionVar();
+    Value k = arith::RemUIOp::create(b, loc, i, constant(units));
+    Value gn = arith::DivUIOp::create(b, loc, i, constant(units));
+    Value n = arith::RemUIOp::create(b, loc, gn, constant(units));
+    Value g = arith::DivUIOp::create(b, loc, gn, constant(units));
+    Value w;
+    if (r.headwise) {
+      // [NH, G*N, N]: row g*N + n of the head's matrix.
+      w = memref::LoadOp::create(b, loc, r.weight, ValueRange{head, gn, k});
+    } else {
+      w = memref::LoadOp::create(b, loc, r.weight, ValueRange{gn, k});
+    }
+    memref::StoreOp::create(b, loc, w, weights, ValueRange{g, k, n});
+  }
+  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       thread, constant(units));
+  Value column = arith::AddIOp::create(b, loc, headColumn, thread);
+  {
+    auto stage = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&stage.getThenRegion().front());
+    Value h = memref::LoadOp::create(b, loc, r.state, ValueRange{row, column});
+    memref::StoreOp::create(b, loc, toF32(h), staged, ValueRange{c0, thread});
+  }
+
+  // What each input is, and the values that live across steps.
+  SmallVector<Value> inits(pw.getDpsInits().begin(), pw.getDpsInits().end());
+  SmallVector<Value> writtenRoots;
+  for (Value init : inits)
+    writtenRoots.push_back(rnn::underlyingBuffer(init));
+  SmallVector<InputKind> kinds;
+  for (OpOperand *input : pw.getDpsInputOperands()) {
+    Value value = input->get();
+    unsigned number = input->getOperandNumber();
+    InputKind kind = InputKind::Loaded;
+    if (body->getArgument(number).use_empty())
+      kind = InputKind::Unused;
+    else if (r.gateOfOperand[number])
+      kind = InputKind::Gate;
+    else if (llvm::is_contained(inits, value) &&
+             rnn::isIdentity2D(pw.getMatchingIndexingMap(input)))
+      kind = InputKind::Carried;
+    else if (!llvm::is_contained(writtenRoots, rnn::underlyingBuffer(value)))
+      kind = rnn::dependsOnStep(value, loop) ? InputKind::Prefetched
+                                             : InputKind::Invariant;
+    kinds.push_back(kind);
+  }
+  auto prefetched = [&](unsigned input) {
+    return kinds[input] == InputKind::Prefetched ||
+           (kinds[input] == InputKind::Gate && r.accumulates);
+  };
+  // Values loaded before the step loop: the invariant inputs, the carried
+  // states, the first step's prefetched inputs.
+  IRMapping outside;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (needed.contains(&op) && !rnn::dependsOnStep(op.getResult(0), loop))
+      b.clone(op, outside);
+  SmallVector<Type> liveTypes;
+  SmallVector<unsigned> liveInputs;
+  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands()))
+    if (kinds[index] == InputKind::Carried || prefetched(index) ||
+        kinds[index] == InputKind::Invariant) {
+      liveInputs.push_back(index);
+      liveTypes.push_back(
+          body->getArgument(input->getOperandNumber()).getType());
+    }
+  SmallVector<Value> initial;
+  {
+    IRMapping views = viewsFor(c0, outside);
+    auto branch = scf::IfOp::create(b, loc, liveTypes, active,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    SmallVector<Value> values;
+    for (unsigned index : liveInputs)
+      values.push_back(
+          load(*pw.getDpsInputOperands()[index], views, row, column));
+    scf::YieldOp::create(b, loc, values);
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    SmallVector<Value> zeros;
+    for (Type type : liveTypes)
+      zeros.push_back(
+          arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type)));
+    scf::YieldOp::create(b, loc, zeros);
+    initial.assign(branch.getResults().begin(), branch.getResults().end());
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(stepLoop.getBody());
+  Value step = stepLoop.getInductionVar();
+  Value parity = arith::RemUIOp::create(b, loc, step, c2);
+  Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
+  IRMapping views = viewsFor(step, outside);
+  // The next step's views (the last step reads its own again).
+  Value last = arith::SubIOp::create(b, loc, steps, c1);
+  Value next = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, step, c1), last);
+  IRMapping nextViews = viewsFor(next, outside);
+
+  auto work = scf::IfOp::create(b, loc, liveTypes, active,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inElse(b);
+    b.setInsertionPointToStart(&work.getElseRegion().front());
+    scf::YieldOp::create(b, loc, stepLoop.getRegionIterArgs());
+  }
+  b.setInsertionPointToStart(&work.getThenRegion().front());
+  auto live = [&](unsigned index) {
+    return stepLoop.getRegionIterArgs()[llvm::find(liveInputs, index) -
+                                        liveInputs.begin()];
+  };
+  // Next step's prefetched inputs first: their loads overlap the product.
+  SmallVector<Value> nextLive;
+  for (unsigned index : liveInputs)
+    nextLive.push_back(
+        prefetched(index)
+            ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
+            : Value());
+
+  // The gate sums of this thread's unit over the head's staged h_{t-1}.
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  SmallVector<Value> sumsInit(gates, zero);
+  auto kLoop = scf::ForOp::create(b, loc, c0, constant(units), c1, sumsInit);
+  {
+    OpBuilder::InsertionGuard inK(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k = kLoop.getInductionVar();
+    Value h = memref::LoadOp::create(b, loc, staged, ValueRange{parity, k});
+    SmallVector<Value> sums;
+    for (int64_t g = 0; g < gates; ++g) {
+      Value w = toF32(memref::LoadOp::create(
+          b, loc, weights, ValueRange{constant(g), k, thread}));
+      sums.push_back(
+          math::FmaOp::create(b, loc, h, w, kLoop.getRegionIterArgs()[g]));
+    }
+    scf::YieldOp::create(b, loc, sums);
+  }
+
+  IRMapping scalars;
+  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
+    BlockArgument arg = body->getArgument(input->getOperandNumber());
+    Value value;
+    switch (kinds[index]) {
+    case InputKind::Unused:
+      continue;
+    case InputKind::Gate:
+      value = kLoop.getResult(*r.gateOfOperand[input->getOperandNumber()]);
+      if (r.accumulates)
+        value = arith::AddFOp::create(b, loc, live(index), value);
+      break;
+    case InputKind::Carried:
+    case InputKind::Prefetched:
+    case InputKind::Invariant:
+      value = live(index);
+      break;
+    case InputKind::Loaded:
+      value = load(*input, views, row, column);
+      break;
+    }
+    scalars.map(arg, value);
+  }
+  for (Operation &op : body->without_terminator())
+    b.clone(op, scalars);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+    Value result = scalars.lookupOrDefault(yield.getOperand(index));
+    if (init.get() == r.state)
+      memref::StoreOp::create(b, loc, toF32(result), staged,
+                              ValueRange{nextParity, thread});
+    memref::StoreOp::create(
+        b, loc, result, views.lookupOrDefault(init.get()),
+        indices(pw.getMatchingIndexingMap(&init), row, column));
+  }
+  // What lives on: the new carried states, the next step's prefetches.
+  SmallVector<Value> carried;
+  for (auto [position, index] : llvm::enumerate(liveInputs)) {
+    OpOperand &input = *pw.getDpsInputOperands()[index];
+    if (prefetched(index)) {
+      carried.push_back(nextLive[position]);
+    } else if (kinds[index] == InputKind::Carried) {
+      unsigned result = llvm::find(inits, input.get()) - inits.begin();
+      carried.push_back(scalars.lookupOrDefault(yield.getOperand(result)));
+    } else {
+      carried.push_back(live(index));
+    }
+  }
+  scf::YieldOp::create(b, loc, carried);
+  b.setInsertionPointAfter(work);
+  gpu::BarrierOp::create(b, loc);
+  scf::YieldOp::create(b, loc, work.getResults());
+}
+
+void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
+  scf::ForOp loop = r.loop;
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+  };
+  Value steps = loop.getUpperBound();
+  Value batch = memref::DimOp::create(b, loc, r.state, 0);
+  // The kernel runs for a non-empty sequence and batch up to the plan's
+  // largest batch, unless the runtime says not to (RNN_CUDA_PERSISTENT=0,
+  // for comparisons in one process); the step loop otherwise.
+  Value enabled =
+      cmp(arith::CmpIPredicate::ne,
+          func::CallOp::create(b, loc, kPersistentEnabled,
+                               TypeRange{b.getI32Type()}, ValueRange{})
+              .getResult(0),
+          arith::ConstantIntOp::create(b, loc, 0, 32));
+  Value fits = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::sgt, steps, index(0)),
+      arith::AndIOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ugt, batch, index(0)),
+          cmp(arith::CmpIPredicate::ule, batch, index(plan.maxBatch))));
+  fits = arith::AndIOp::create(b, loc, fits, enabled);
+  auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&choice.getThenRegion().front());
+    Value one = index(1);
+    Value blocks = arith::MulIOp::create(b, loc, batch, index(r.heads));
+    auto launch = gpu::LaunchOp::create(
+        b, loc, blocks, one, one, index(plan.threads), one, one,
+        arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32));
+    // Its blocks run for the whole sequence: launched in stream order,
+    // never early behind the grid ahead (overlap-kernel-launches).
+    launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
+    OpBuilder::InsertionGuard inKernel(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    BlockKernelBuilder(r, plan, b, loc).build(launch, steps);
+    gpu::TerminatorOp::create(b, loc);
+  }
+  loop->moveBefore(choice.getElseRegion().front().getTerminator());
+}
+
+struct ConvertStepLoopsToBlockKernelsPass
+    : rnn::impl::ConvertStepLoopsToBlockKernelsBase<
+          ConvertStepLoopsToBlockKernelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<std::pair<StepRecurrence, BlockPlan>> found;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (loop->getParentOfType<gpu::LaunchOp>())
+        return;
+      FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
+      if (failed(r))
+        return;
+      if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
+        found.emplace_back(*r, *plan);
+    });
+    if (found.empty())
+      return;
+    ModuleOp module = getOperation();
+    if (!module.lookupSymbol(kPersistentEnabled)) {
+      OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+      func::FuncOp::create(
+          b, module.getLoc(), kPersistentEnabled,
+          b.getFunctionType(TypeRange{}, TypeRange{b.getI32Type()}))
+          .setPrivate();
+    }
+    for (auto &[r, plan] : found)
+      rewrite(r, plan);
+  }
+};
+
+} // namespace

@@ -1,0 +1,450 @@
+//===- StepRecurrence.cpp - A step loop as one product and one group ------===//
+
+#include "StepRecurrence.h"
+
+#include "rnn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace rnn {
+
+Type StepRecurrence::stateElementType() const {
+  return cast<MemRefType>(state.getType()).getElementType();
+}
+
+Type StepRecurrence::weightElementType() const {
+  return cast<MemRefType>(weight.getType()).getElementType();
+}
+
+bool isPureScalarOp(Operation *op) {
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+bool isIdentity2D(AffineMap map) {
+  return map.getNumDims() == 2 && map.isIdentity();
+}
+
+bool isColumnBroadcast(AffineMap map) {
+  return map.getNumDims() == 2 && map.getNumResults() == 1 &&
+         map.getResult(0) == getAffineDimExpr(1, map.getContext());
+}
+
+Value underlyingBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+bool dependsOnStep(Value value, scf::ForOp loop) {
+  if (value == loop.getInductionVar())
+    return true;
+  Operation *def = value.getDefiningOp();
+  return def && def->getBlock() == loop.getBody() &&
+         llvm::any_of(def->getOperands(),
+                      [&](Value v) { return dependsOnStep(v, loop); });
+}
+
+bool isLoopScratch(Value buffer, scf::ForOp loop) {
+  // Allocated in the loop's block, and otherwise only used by the loop, by
+  // ops before it that are not views (nothing can read it through an alias
+  // later), or freed. The kernels leave behind only what the pointwise group
+  // writes, so anything else would be stale afterwards.
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != loop->getBlock())
+    return false;
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    if (loop->isAncestor(user) || isa<memref::DeallocOp>(user))
+      return true;
+    return user->getBlock() == loop->getBlock() &&
+           user->isBeforeInBlock(loop) && !isa<ViewLikeOpInterface>(user);
+  });
+}
+
+} // namespace rnn
+
+using namespace rnn;
+
+/// The gate whose columns `view` selects of `source` ([*, q*H] to
+/// [*, q*H + H), unit strides), if it is such a view.
+static std::optional<int64_t> gateOfView(Value view, Value source,
+                                         int64_t hidden) {
+  // One gate: the group may read the whole product.
+  if (view == source &&
+      cast<MemRefType>(view.getType()).getDimSize(1) == hidden)
+    return 0;
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview || subview.getSource() != source)
+    return std::nullopt;
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+  ArrayRef<int64_t> sizes = subview.getStaticSizes();
+  ArrayRef<int64_t> strides = subview.getStaticStrides();
+  if (offsets.size() != 2 || offsets[0] != 0 ||
+      ShapedType::isDynamic(offsets[1]) || sizes[1] != hidden ||
+      strides[0] != 1 || strides[1] != 1 || offsets[1] % hidden != 0)
+    return std::nullopt;
+  return offsets[1] / hidden;
+}
+
+/// Whether every op inside `loop` that `value` depends on is a view or a
+/// pure scalar op (so a kernel can rebuild it from the step index), and
+/// it does not depend on any of `excluded`.
+static bool rebuildableInKernel(Value value, scf::ForOp loop,
+                                ArrayRef<Value> excluded) {
+  if (llvm::is_contained(excluded, value))
+    return false;
+  if (loop.isDefinedOutsideOfLoop(value) || value == loop.getInductionVar())
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody() ||
+      !(isa<memref::SubViewOp>(def) || isPureScalarOp(def)))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return rebuildableInKernel(operand, loop, excluded);
+  });
+}
+
+/// Whether `body` is a product's: out += ext(a) * ext(w) in f32, the
+/// extensions present for bf16/f16 operands and absent for f32 ones.
+static bool isProductBody(Block &body) {
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value accumulator = body.getArgument(2);
+  if (add.getLhs() != accumulator && add.getRhs() != accumulator)
+    return false;
+  Value product = add.getLhs() == accumulator ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || !accumulator.getType().isF32())
+    return false;
+  auto readsArg = [](Value v, Value arg) {
+    if (v == arg)
+      return arg.getType().isF32();
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == arg;
+  };
+  Value a = body.getArgument(0), w = body.getArgument(1);
+  if (a.getType() != w.getType())
+    return false;
+  unsigned extensions = a.getType().isF32() ? 0 : 2;
+  return body.getOperations().size() == 3 + extensions &&
+         ((readsArg(mul.getLhs(), a) && readsArg(mul.getRhs(), w)) ||
+          (readsArg(mul.getLhs(), w) && readsArg(mul.getRhs(), a)));
+}
+
+/// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
+/// rnn.matmul with an [N, K] weight: out[m, n] += a[m, k] * w[n, k].
+static bool isRowContraction(linalg::GenericOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  using Exprs = ArrayRef<AffineExpr>;
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<Exprs>{Exprs{m, k}, Exprs{n, k}, Exprs{m, n}}, ctx);
+  using utils::IteratorType;
+  return matmul.getIndexingMapsArray() == maps &&
+         matmul.getIteratorTypesArray() ==
+             SmallVector<IteratorType>{IteratorType::parallel,
+                                       IteratorType::parallel,
+                                       IteratorType::reduction} &&
+         isProductBody(matmul.getRegion().front());
+}
+
+/// Whether `matmul` is the generic convert-rnn-to-linalg makes of an
+/// rnn.headwise_matmul (not as GEMMs): out[b, g, h, n] += x[b, h, k] *
+/// w[h, g, n, k].
+static bool isHeadwiseContraction(linalg::GenericOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr b, h, g, n, k;
+  bindDims(ctx, b, h, g, n, k);
+  using Exprs = ArrayRef<AffineExpr>;
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<Exprs>{Exprs{b, h, k}, Exprs{h, g, n, k}, Exprs{b, g, h, n}},
+      ctx);
+  using utils::IteratorType;
+  SmallVector<IteratorType> iterators(4, IteratorType::parallel);
+  iterators.push_back(IteratorType::reduction);
+  return matmul.getNumDpsInputs() == 2 && matmul.getNumDpsInits() == 1 &&
+         matmul.getIndexingMapsArray() == maps &&
+         matmul.getIteratorTypesArray() == iterators &&
+         isProductBody(matmul.getRegion().front());
+}
+
+/// The source of `value` if it is a memref.expand_shape splitting dimension
+/// `split` (in two) of a rank-`rank` identity-layout buffer defined outside
+/// `loop`.
+static Value expandedFromOutside(Value value, scf::ForOp loop, int64_t rank,
+                                 int64_t split) {
+  auto expand = value.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != rank ||
+      !expand.getSrcType().getLayout().isIdentity() ||
+      !loop.isDefinedOutsideOfLoop(expand.getSrc()))
+    return nullptr;
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  for (int64_t d = 0; d < rank; ++d)
+    if (groups[d].size() != (d == split ? 2u : 1u))
+      return nullptr;
+  return expand.getSrc();
+}
+
+/// Fills the product's fields of `r` from `matmul`: S, the weight, the
+/// product's buffer and what the gate views slice, gates, heads.
+static LogicalResult matchProduct(StepRecurrence &r) {
+  linalg::GenericOp matmul = r.matmul;
+  scf::ForOp loop = r.loop;
+  if (matmul.getNumDpsInputs() != 2 || matmul.getNumDpsInits() != 1)
+    return failure();
+  r.product = matmul.getDpsInits()[0];
+  if (!r.headwise) {
+    auto layout = matmul->getAttrOfType<IntegerAttr>(kGemmWeightLayoutAttr);
+    if (!layout || layout.getInt() != 0 || !isRowContraction(matmul))
+      return failure();
+    r.state = matmul.getDpsInputs()[0];
+    r.weight = matmul.getDpsInputs()[1];
+    r.gateSource = r.product;
+  } else {
+    // S [B, NH*N] as [B, NH, N]; the weight [NH, G*N, N] as [NH, G, N, N].
+    r.state = expandedFromOutside(matmul.getDpsInputs()[0], loop, 2, 1);
+    r.weight = expandedFromOutside(matmul.getDpsInputs()[1], loop, 3, 1);
+    if (!r.state || !r.weight)
+      return failure();
+    // The group reads the product collapsed back to [B, G*H].
+    for (Operation *user : r.product.getUsers()) {
+      auto collapse = dyn_cast<memref::CollapseShapeOp>(user);
+      if (!collapse || collapse->getBlock() != loop.getBody())
+        continue;
+      if (r.gateSource || collapse.getResultType().getRank() != 2)
+        return failure();
+      r.gateSource = collapse;
+    }
+    if (!r.gateSource)
+      return failure();
+  }
+  auto stateType = dyn_cast<MemRefType>(r.state.getType());
+  auto weightType = dyn_cast<MemRefType>(r.weight.getType());
+  auto productType = dyn_cast<MemRefType>(r.product.getType());
+  if (!stateType || !weightType || !productType || stateType.getRank() != 2 ||
+      !productType.getElementType().isF32() ||
+      !stateType.getLayout().isIdentity() ||
+      !weightType.getLayout().isIdentity() || !weightType.hasStaticShape() ||
+      stateType.isDynamicDim(1) || !loop.isDefinedOutsideOfLoop(r.state) ||
+      !loop.isDefinedOutsideOfLoop(r.weight) ||
+      stateType.getElementType() != weightType.getElementType() ||
+      !isa<Float32Type, BFloat16Type, Float16Type>(stateType.getElementType()))
+    return failure();
+  r.hidden = stateType.getDimSize(1);
+  if (!r.headwise) {
+    if (weightType.getRank() != 2 || weightType.getDimSize(1) != r.hidden ||
+        weightType.getDimSize(0) % r.hidden != 0 || productType.getRank() != 2)
+      return failure();
+    r.gates = weightType.getDimSize(0) / r.hidden;
+    r.headSize = r.hidden;
+    return success();
+  }
+  // [NH, G*N, N], the product [B, G, NH, N], S's columns NH*N.
+  if (weightType.getRank() != 3 || productType.getRank() != 4)
+    return failure();
+  r.heads = weightType.getDimSize(0);
+  r.headSize = weightType.getDimSize(2);
+  ArrayRef<int64_t> viewShape =
+      cast<MemRefType>(matmul.getDpsInputs()[1].getType()).getShape();
+  r.gates = viewShape[1];
+  if (viewShape[2] != r.headSize || r.heads * r.headSize != r.hidden ||
+      productType.getDimSize(1) != r.gates ||
+      productType.getDimSize(2) != r.heads ||
+      productType.getDimSize(3) != r.headSize ||
+      !productType.getLayout().isIdentity())
+    return failure();
+  return success();
+}
+
+FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
+  StepRecurrence r;
+  r.loop = loop;
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()) || loop.getNumResults() != 0)
+    return failure();
+  linalg::FillOp fill;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      bool headwise = isHeadwiseContraction(generic);
+      if (generic->hasAttr(kGemmWeightLayoutAttr) || headwise) {
+        if (r.matmul || r.pointwise)
+          return failure();
+        r.matmul = generic;
+        r.headwise = headwise;
+      } else {
+        if (!r.matmul || r.pointwise)
+          return failure();
+        r.pointwise = generic;
+      }
+    } else if (auto f = dyn_cast<linalg::FillOp>(op)) {
+      if (fill || r.matmul)
+        return failure();
+      fill = f;
+    } else if (!isa<memref::SubViewOp, memref::ExpandShapeOp,
+                    memref::CollapseShapeOp>(op) &&
+               !isPureScalarOp(&op)) {
+      return failure();
+    }
+  }
+  if (!r.matmul || !r.pointwise || failed(matchProduct(r)))
+    return failure();
+
+  if (fill) {
+    // A zeroed product buffer of the loop's own.
+    if (fill.getOutputs()[0] != r.product ||
+        !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+        !loop.isDefinedOutsideOfLoop(r.product))
+      return failure();
+    r.fill = fill;
+  } else {
+    // The product accumulates onto the step's projection.
+    r.accumulates = true;
+    if (r.headwise || loop.isDefinedOutsideOfLoop(r.product))
+      return failure();
+  }
+  // The kernels never store the product: its buffer must be the loop's own
+  // scratch (the step loop leaves the last step's product in it), and an
+  // accumulating product a new window of it every step.
+  Value productRoot = underlyingBuffer(r.product);
+  if (!isLoopScratch(productRoot, loop) ||
+      (r.accumulates && !dependsOnStep(r.product, loop)))
+    return failure();
+  Value stateRoot = underlyingBuffer(r.state);
+
+  // The pointwise group: elementwise over [B, H], S written once.
+  linalg::GenericOp pw = r.pointwise;
+  if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2)
+    return failure();
+  SmallVector<int64_t> ranges = pw.getStaticLoopRanges();
+  if (ranges[1] != r.hidden)
+    return failure();
+  unsigned stateWrites = 0;
+  for (OpOperand &operand : pw->getOpOperands()) {
+    Value value = operand.get();
+    AffineMap map = pw.getMatchingIndexingMap(&operand);
+    bool isInput = pw.isDpsInput(&operand);
+    std::optional<int64_t> gate = gateOfView(value, r.gateSource, r.hidden);
+    r.gateOfOperand.push_back(gate);
+    if (gate) {
+      if (!isInput || !isIdentity2D(map) || *gate >= r.gates)
+        return failure();
+      if (r.accumulates && !rebuildableInKernel(value, loop, {}))
+        return failure();
+      continue;
+    }
+    // Every element is the thread's own: what it writes, it alone reads.
+    if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
+      return failure();
+    if (value == r.state) {
+      if (!isIdentity2D(map))
+        return failure();
+      stateWrites += !isInput;
+      continue;
+    }
+    // Anything else is rebuilt in the kernel from the step index; S and P
+    // (or views of them) only through the two cases above.
+    Value root = underlyingBuffer(value);
+    if (root == stateRoot || root == productRoot ||
+        !rebuildableInKernel(value, loop, {r.product, r.state}))
+      return failure();
+  }
+  if (stateWrites != 1)
+    return failure();
+  // A buffer the group writes may be read by it only at the element each
+  // thread writes (a state that lives in its output sequence reads the row
+  // the last step wrote): through identity maps and views that move only
+  // along dimensions they drop (the time axis). The product's buffer is not
+  // written at all.
+  SmallVector<Value> writtenRoots;
+  for (Value init : pw.getDpsInits())
+    if (init != r.state)
+      writtenRoots.push_back(underlyingBuffer(init));
+  if (llvm::is_contained(writtenRoots, productRoot))
+    return failure();
+  for (OpOperand *input : pw.getDpsInputOperands()) {
+    Value value = input->get();
+    if (value == r.state ||
+        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
+      continue;
+    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
+      return failure();
+    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
+      auto subview = view.getDefiningOp<memref::SubViewOp>();
+      if (!subview || !llvm::all_of(subview.getStaticStrides(),
+                                    [](int64_t s) { return s == 1; }))
+        return failure();
+      llvm::SmallBitVector dropped = subview.getDroppedDims();
+      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
+        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
+          return failure();
+      view = subview.getSource();
+    }
+  }
+  // The body is cloned as it is: scalar ops on its arguments and on values
+  // from outside the loop (the launch captures those).
+  for (Operation &op : pw.getBody()->without_terminator())
+    if (!isPureScalarOp(&op) || isa<linalg::IndexOp>(op) ||
+        llvm::any_of(op.getOperands(), [&](Value v) {
+          return !pw->isAncestor(v.getParentRegion()->getParentOp()) &&
+                 !loop.isDefinedOutsideOfLoop(v);
+        }))
+      return failure();
+  // Nothing else in the loop touches S or P: S only through the product
+  // (and its head-wise view) and the group, P through the gate views the
+  // group alone reads (and the sizes of the collapsed head-wise product).
+  auto onlyProduct = [&](Operation *user) {
+    return user == r.matmul.getOperation() ||
+           (r.headwise && user->getBlock() == loop.getBody() &&
+            isa<memref::ExpandShapeOp>(user) &&
+            llvm::all_of(user->getUsers(), [&](Operation *u) {
+              return u == r.matmul.getOperation();
+            }));
+  };
+  for (Operation *user : r.state.getUsers())
+    if (loop->isAncestor(user) && !onlyProduct(user) && user != r.pointwise)
+      return failure();
+  for (Operation *user : r.gateSource.getUsers()) {
+    if (!loop->isAncestor(user) || user == r.matmul ||
+        user == fill.getOperation() || user == r.gateSource.getDefiningOp())
+      continue;
+    // Sizes; a one-gate product the group reads whole (checked above).
+    if (isa<memref::DimOp>(user) || user == r.pointwise.getOperation())
+      continue;
+    auto view = dyn_cast<memref::SubViewOp>(user);
+    if (!view || !gateOfView(view, r.gateSource, r.hidden) ||
+        !llvm::all_of(view->getUsers(),
+                      [&](Operation *u) { return u == r.pointwise; }))
+      return failure();
+  }
+  if (r.headwise)
+    for (Operation *user : r.product.getUsers())
+      if (loop->isAncestor(user) && user != r.matmul &&
+          user != fill.getOperation() && user != r.gateSource.getDefiningOp())
+        return failure();
+  return r;
+}
+
+llvm::SetVector<Operation *> rnn::opsNeededByGroup(const StepRecurrence &r) {
+  llvm::SetVector<Operation *> needed;
+  SmallVector<Value> work;
+  for (OpOperand &operand : r.pointwise->getOpOperands())
+    if (!r.gateOfOperand[operand.getOperandNumber()] || r.accumulates)
+      work.push_back(operand.get());
+  scf::ForOp loop = r.loop;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != loop.getBody() || !needed.insert(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return needed;
+}

@@ -1,0 +1,95 @@
+//===- StepRecurrence.h - A step loop as one product and one group -*- C++
+//-*-===//
+//
+// The step loops that a persistent kernel can run in one launch, as the
+// bufferized lowering leaves them: per step, one recurrent product of the
+// state S with a weight from outside the loop, and one pointwise group over
+// [B, H] that reads the product through its gate windows and writes S.
+// Both persistent lowerings (the grid-wide kernel of the device library,
+// convert-step-loops-to-persistent-kernels, and the block-local kernel,
+// convert-step-loops-to-block-kernels) start from this match; each then
+// says which of the matched loops it can run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RNN_LIB_CONVERSION_GPU_STEPRECURRENCE_H
+#define RNN_LIB_CONVERSION_GPU_STEPRECURRENCE_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+namespace rnn {
+
+/// A step loop of the form the persistent kernels run: per step, the
+/// product P of S [B, H] (f32, bf16 or f16) with the weight, G gate windows
+/// of H columns each, f32 sums; one pointwise group over [B, H] that reads
+/// P through views at column offsets q*H and rewrites S.
+///
+/// The product is dense (`S x U^T`, U [G*H, H], the contraction
+/// convert-rnn-to-linalg makes of rnn.matmul) or head-wise (rnn.headwise_matmul
+/// with NH heads of N = H / NH units: each head's units read only that
+/// head's N columns of S through its [G*N, N] matrix). A dense product is
+/// the head-wise one with one head: `heads` = 1, N = H.
+struct StepRecurrence {
+  mlir::scf::ForOp loop;
+  /// The product's generic and the group's.
+  mlir::linalg::GenericOp matmul;
+  mlir::linalg::GenericOp pointwise;
+  /// S as [B, H] (for a head-wise product, the buffer its [B, NH, N] view
+  /// is of).
+  mlir::Value state;
+  /// The weight as the product reads it: U [G*H, H], or the head-wise
+  /// [NH, G*N, N] (the buffer its [NH, G, N, N] view is of).
+  mlir::Value weight;
+  /// The product's buffer ([B, G*H], or the head-wise [B, G, NH, N]).
+  mlir::Value product;
+  /// What the group's gate views select columns of: the product, or the
+  /// head-wise product collapsed to [B, G*H].
+  mlir::Value gateSource;
+  /// The zero fill of the product's buffer, when it does not accumulate.
+  mlir::linalg::FillOp fill;
+  /// P starts from what its buffer holds (the step's projection) rather
+  /// than from zero.
+  bool accumulates = false;
+  bool headwise = false;
+  int64_t gates = 0;
+  int64_t hidden = 0;
+  int64_t heads = 1;
+  /// Units of one head (= the head's columns of S the product reads).
+  int64_t headSize = 0;
+  /// Per pointwise operand, the gate of P it reads, if it is a view of P.
+  llvm::SmallVector<std::optional<int64_t>> gateOfOperand;
+
+  mlir::Type stateElementType() const;
+  mlir::Type weightElementType() const;
+};
+
+/// The recurrence `loop` runs, if it has the form above (see the .cpp for
+/// every condition: what the kernels may assume about the group's reads
+/// and writes).
+mlir::FailureOr<StepRecurrence> matchStepRecurrence(mlir::scf::ForOp loop);
+
+/// A scalar op without regions and memory effects.
+bool isPureScalarOp(mlir::Operation *op);
+bool isIdentity2D(mlir::AffineMap map);
+/// (d0, d1) -> (d1): a per-column operand (a bias).
+bool isColumnBroadcast(mlir::AffineMap map);
+/// The buffer `value` is a view of (through any chain of views), or
+/// `value` itself.
+mlir::Value underlyingBuffer(mlir::Value value);
+/// Whether `value` (used in the step loop) is computed from the step index.
+bool dependsOnStep(mlir::Value value, mlir::scf::ForOp loop);
+/// Whether `buffer` is scratch of the loop's own (allocated beside it, read
+/// by nothing after it).
+bool isLoopScratch(mlir::Value buffer, mlir::scf::ForOp loop);
+/// The ops of the step loop's body that compute what the group reads or
+/// writes, other than the product's windows unless it accumulates (those
+/// the kernels compute): the views a kernel rebuilds from the step index.
+llvm::SetVector<mlir::Operation *> opsNeededByGroup(const StepRecurrence &r);
+
+} // namespace rnn
+
+#endif // RNN_LIB_CONVERSION_GPU_STEPRECURRENCE_H
