@@ -1,10 +1,12 @@
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels --split-input-file | FileCheck %s
-// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-shared-bytes=4096 --split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-shared-bytes=128 --split-input-file | FileCheck %s --check-prefix=SMALL
 
 // A vanilla RNN step (f32, H = 32, one gate) whose product accumulates onto
-// the step's projection: one kernel of B blocks of 32 threads, U (4 KiB)
-// and h_{t-1} in shared memory, the projection loaded a step ahead and the
-// biases once, one barrier a step; the loop kept for large batches.
+// the step's projection: one kernel of B blocks; each unit's 32 inputs are
+// split over 2 lanes (64 threads), each holding its 16 weights in
+// registers; h_{t-1} staged in shared memory (256 bytes), the projection
+// loaded a step ahead and the biases once, one barrier a step; the loop
+// kept for large batches.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -18,51 +20,54 @@
 // CHECK: arith.cmpi ne, %[[ON]]
 // CHECK: arith.cmpi sgt, %[[T]]
 // CHECK: arith.cmpi ugt, %[[B]]
-// The cost model's largest batch: 3400 / (1 gate x 32 x 1 warp) x 132 SMs.
-// CHECK: arith.cmpi ule, %[[B]], %c13992
+// The cost model's largest batch: 10 waves of 18 blocks on each of 132 SMs.
+// CHECK: arith.cmpi ule, %[[B]], %c23760
 // CHECK: scf.if %{{.*}} {
 // CHECK:   %[[BLOCKS:.*]] = arith.muli %[[B]], %c1
-// CHECK:   gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c4352_i32
+// CHECK:   gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c64{{.*}}) dynamic_shared_memory_size %c256_i32
 // CHECK:     %[[ROW:.*]] = arith.divui %[[BX]], %c1
+// CHECK:     %[[UNIT:.*]] = arith.divui %[[TX]], %c2
+// CHECK:     %[[SLICE:.*]] = arith.remui %[[TX]], %c2
+// CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %[[TX]], %c64
+// CHECK:     %[[FIRST:.*]] = arith.cmpi eq, %[[SLICE]]
 // CHECK:     %[[SHARED:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// CHECK:     %[[W:.*]] = memref.view %[[SHARED]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x32x32xf32, #gpu.address_space<workgroup>>
-// CHECK:     %[[STAGED:.*]] = memref.view %[[SHARED]][%c4096][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32xf32, #gpu.address_space<workgroup>>
-// U's rows along K (coalesced), stored as [gate][k][unit].
-// CHECK:     scf.for %[[I:.*]] = %[[TX]] to %c1024 step %c32
-// CHECK:       %[[K:.*]] = arith.remui %[[I]], %c32
-// CHECK:       %[[GN:.*]] = arith.divui %[[I]], %c32
-// CHECK:       %[[N:.*]] = arith.remui %[[GN]], %c32
-// CHECK:       %[[G:.*]] = arith.divui %[[GN]], %c32
-// CHECK:       %[[WV:.*]] = memref.load %[[U]][%[[GN]], %[[K]]]
-// CHECK:       memref.store %[[WV]], %[[W]][%[[G]], %[[K]], %[[N]]]
-// CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %[[TX]], %c32
-// CHECK:     scf.if %[[ACTIVE]] {
-// CHECK:       %[[H0:.*]] = memref.load %[[S]][%[[ROW]], %{{.*}}]
-// CHECK:       memref.store %[[H0]], %[[STAGED]][%{{.*}}, %[[TX]]]
-// The first step's projection, and the biases, before the loop.
-// CHECK:     %[[FIRST:.*]]:3 = scf.if %[[ACTIVE]] -> (f32, f32, f32) {
-// CHECK:       memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<?x32xf32, strided<[32, 1], offset: ?>>
-// CHECK:       memref.load %[[B1]]
-// CHECK:       memref.load %[[B2]]
+// CHECK:     %[[STAGED:.*]] = memref.view %[[SHARED]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x32xf32, #gpu.address_space<workgroup>>
+// The lane's 16 weights, read once (zero beyond K).
+// CHECK-COUNT-16: memref.load %[[U]]
+// CHECK-NOT: memref.load %[[U]]
+// CHECK:     memref.store %{{.*}}, %[[STAGED]]
 // CHECK:     gpu.barrier
-// CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[P:.*]] = %[[FIRST]]#0, %[[C1:.*]] = %[[FIRST]]#1, %[[C2:.*]] = %[[FIRST]]#2) -> (f32, f32, f32) {
+// CHECK:     %[[STAGE:.*]] = arith.andi %[[ACTIVE]], %[[FIRST]]
+// CHECK:     scf.if %[[STAGE]] {
+// CHECK:       %[[H0:.*]] = memref.load %[[S]][%[[ROW]], %{{.*}}]
+// CHECK:       memref.store %[[H0]], %[[STAGED]]
+// The first step's projection, and the biases, before the loop.
+// CHECK:     %[[P0:.*]] = memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<?x32xf32, strided<[32, 1], offset: ?>>
+// CHECK:     %[[C10:.*]] = memref.load %[[B1]]
+// CHECK:     %[[C20:.*]] = memref.load %[[B2]]
+// CHECK:     gpu.barrier
+// CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[P:.*]] = %[[P0]], %[[C1:.*]] = %[[C10]], %[[C2:.*]] = %[[C20]]) -> (f32, f32, f32) {
 // CHECK:       %[[PARITY:.*]] = arith.remui %[[STEP]], %c2
 // CHECK:       %[[NEXT_PARITY:.*]] = arith.subi %{{.*}}, %[[PARITY]]
 // CHECK:       %[[Y:.*]] = memref.subview %[[YS]][%[[STEP]], 0, 0]
 // CHECK:       arith.minui
-// CHECK:       scf.if %[[ACTIVE]] -> (f32, f32, f32) {
 // The next step's projection, loaded before the product.
-// CHECK:         %[[PNEXT:.*]] = memref.load
-// CHECK:         %[[SUM:.*]] = scf.for %[[KK:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
-// CHECK:           %[[HK:.*]] = memref.load %[[STAGED]][%[[PARITY]], %[[KK]]]
-// CHECK:           %[[WK:.*]] = memref.load %[[W]][%{{.*}}, %[[KK]], %[[TX]]]
-// CHECK:           math.fma %[[HK]], %[[WK]], %[[ACC]] : f32
+// CHECK:       %[[PNEXT:.*]] = memref.load
+// 16 products of the staged h_{t-1} with the registers, then the other
+// lane's half.
+// CHECK-COUNT-16: math.fma
+// CHECK-NOT:   math.fma
+// CHECK:       %[[OTHER:.*]], %{{.*}} = gpu.shuffle xor %[[PART:.*]], %{{.*}}, %{{.*}} : f32
+// CHECK:       %[[SUM:.*]] = arith.addf %[[PART]], %[[OTHER]]
+// CHECK:       scf.if %[[ACTIVE]] -> (f32, f32, f32) {
 // CHECK:         %[[PRE:.*]] = arith.addf %[[P]], %[[SUM]]
 // CHECK:         arith.addf %[[PRE]], %[[C1]]
 // CHECK:         %[[HNEW:.*]] = math.tanh
-// CHECK:         memref.store %[[HNEW]], %[[STAGED]][%[[NEXT_PARITY]], %[[TX]]]
-// CHECK:         memref.store %[[HNEW]], %[[S]][%[[ROW]], %{{.*}}]
-// CHECK:         memref.store %[[HNEW]], %[[Y]][%[[ROW]], %{{.*}}]
+// The unit's first lane stores.
+// CHECK:         scf.if %[[FIRST]] {
+// CHECK:           memref.store %[[HNEW]], %[[STAGED]][%[[NEXT_PARITY]], %{{.*}}]
+// CHECK:           memref.store %[[HNEW]], %[[S]][%[[ROW]], %{{.*}}]
+// CHECK:           memref.store %[[HNEW]], %[[Y]][%[[ROW]], %{{.*}}]
 // CHECK:         scf.yield %[[PNEXT]], %[[C1]], %[[C2]]
 // CHECK:       } else {
 // CHECK:         scf.yield %[[P]], %[[C1]], %[[C2]]
@@ -114,47 +119,47 @@ func.func @rnn_tanh_like(%x: memref<?x?x32xf32>, %u: memref<32x32xf32>,
 // -----
 
 // A head-wise step (2 heads of 8 units, 2 gates, bf16 state copy S and
-// weight): 2 * B blocks, block b runs head b % 2 of row b / 2; the f32
-// state h, read and written by the group, stays in a register across steps.
+// weight): 2 * B blocks, block b runs head b % 2 of row b / 2, one lane a
+// unit (8 inputs each); the f32 state h, read and written by the group,
+// stays in a register across steps.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #hx = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 #hw = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3, d4)>
 #ho = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
 // CHECK-LABEL: func.func @headwise_like
 // CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x32xf32>, %[[R:[a-z0-9]+]]: memref<2x16x8xbf16>, %[[H:[a-z0-9]+]]: memref<?x16xf32>
-// CHECK: %[[B:.*]] = memref.dim %[[H]]
-// CHECK: %[[S:.*]] = memref.alloc(%[[B]]) : memref<?x16xbf16>
-// 3400 / (2 gates x 8 x 1 warp) x 132 SMs / 2 heads.
-// CHECK: arith.cmpi ule, %{{.*}}, %c13992
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?x16xbf16>
+// 10 waves of 32 blocks on each of 132 SMs, over 2 heads.
+// CHECK: arith.cmpi ule, %{{.*}}, %c21120
 // CHECK: %[[BLOCKS:.*]] = arith.muli %{{.*}}, %c2
-// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c320_i32
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c64_i32
 // CHECK:   %[[HEAD:.*]] = arith.remui %[[BX]], %c2
 // CHECK:   %[[ROW:.*]] = arith.divui %[[BX]], %c2
 // CHECK:   %[[HEADCOL:.*]] = arith.muli %[[HEAD]], %c8
-// CHECK:   memref.view {{.*}} to memref<2x8x8xbf16, #gpu.address_space<workgroup>>
-// CHECK:   memref.view {{.*}}[%c256][] {{.*}} to memref<2x8xf32, #gpu.address_space<workgroup>>
-// CHECK:   memref.load %[[R]][%[[HEAD]], %{{.*}}, %{{.*}}] : memref<2x16x8xbf16>
 // CHECK:   %[[ACTIVE:.*]] = arith.cmpi ult, %[[TX]], %c8
-// CHECK:   %[[COL:.*]] = arith.addi %[[HEADCOL]], %[[TX]]
+// CHECK:   %[[COL:.*]] = arith.addi %[[HEADCOL]], %{{.*}}
+// CHECK:   memref.view {{.*}} to memref<2x8xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16: memref.load %[[R]][%[[HEAD]], %{{.*}}, %{{.*}}] : memref<2x16x8xbf16>
 // CHECK:   %[[S0:.*]] = memref.load %[[S]][%[[ROW]], %[[COL]]] : memref<?x16xbf16>
 // CHECK:   arith.extf %[[S0]] : bf16 to f32
-// CHECK:   scf.if %[[ACTIVE]] -> (f32, f32, f32)
-// CHECK:     memref.load
-// CHECK:     memref.load
-// CHECK:     memref.load %[[H]][%[[ROW]], %[[COL]]]
+// CHECK:   memref.load
+// CHECK:   memref.load
+// CHECK:   memref.load %[[H]][%[[ROW]], %[[COL]]]
 // CHECK:   gpu.barrier
 // CHECK:   scf.for {{.*}} iter_args(%[[XA:.*]] = %{{.*}}, %[[XB:.*]] = %{{.*}}, %[[HC:.*]] = %{{.*}}) -> (f32, f32, f32)
-// Two gate sums over the head's 8 inputs, one weight load each.
-// CHECK:     scf.for {{.*}} -> (f32, f32)
-// CHECK-COUNT-2: math.fma
-// CHECK:     %[[GA:.*]] = arith.addf %{{.*}}#0, %[[XA]]
-// CHECK:     %[[GB:.*]] = arith.addf %{{.*}}#1, %[[XB]]
+// Two gate sums over the head's 8 inputs; one lane a unit: no shuffles.
+// CHECK-COUNT-16: math.fma
+// CHECK-NOT: gpu.shuffle
+// CHECK:     scf.if %[[ACTIVE]]
+// CHECK:     %[[GA:.*]] = arith.addf %{{.*}}, %[[XA]]
+// CHECK:     %[[GB:.*]] = arith.addf %{{.*}}, %[[XB]]
 // CHECK:     %[[HNEW:.*]] = arith.addf %{{.*}}, %[[HC]]
 // CHECK:     %[[SNEW:.*]] = arith.truncf %[[HNEW]] : f32 to bf16
-// CHECK:     memref.store %[[HNEW]], %[[H]][%[[ROW]], %[[COL]]]
-// CHECK:     %[[SEXT:.*]] = arith.extf %[[SNEW]] : bf16 to f32
-// CHECK:     memref.store %[[SEXT]], %{{.*}}[%{{.*}}, %[[TX]]] : memref<2x8xf32, #gpu.address_space<workgroup>>
-// CHECK:     memref.store %[[SNEW]], %[[S]][%[[ROW]], %[[COL]]]
+// CHECK:     scf.if
+// CHECK:       memref.store %[[HNEW]], %[[H]][%[[ROW]], %[[COL]]]
+// CHECK:       %[[SEXT:.*]] = arith.extf %[[SNEW]] : bf16 to f32
+// CHECK:       memref.store %[[SEXT]], %{{.*}}[%{{.*}}, %{{.*}}] : memref<2x8xf32, #gpu.address_space<workgroup>>
+// CHECK:       memref.store %[[SNEW]], %[[S]][%[[ROW]], %[[COL]]]
 // CHECK:     scf.yield %{{.*}}, %{{.*}}, %[[HNEW]]
 // CHECK: } {rnn.persistent_launch}
 func.func @headwise_like(%xp: memref<?x?x32xf32>, %r: memref<2x16x8xbf16>,

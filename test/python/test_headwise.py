@@ -139,6 +139,26 @@ def test_cell_gradients(name, tmp_path):
     assert not msgs, f"{name}:\n" + "\n".join(msgs)
 
 
+ONE_HEAD_FUNCTION = HEADWISE_FUNCTION.replace("2x12x4", "1x24x8")
+
+
+def test_one_head_is_the_dense_product(tmp_path):
+    """One head lowers to the dense product (one GEMM): forward and gradients as above,
+    with a single [G*N, K] matrix."""
+    path = rnn.compile_mlir(ONE_HEAD_FUNCTION, tmp_path / "f1.so", training=True)
+    model = rnn.Model(path)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 8))
+    R = 0.5 * rng.standard_normal((1, 24, 8))
+    b = 0.5 * rng.standard_normal(24)
+    z, w = model("f", x, R, b)
+    z_ref = np.tanh(x @ R[0].T + b)
+    assert_close(z, z_ref, "z", 1e-12)
+    assert_close(w, z_ref @ R[0], "transposed product", 1e-12)
+    msgs, _ = gradcheck.check_gradients(model, "f", [x, R, b])
+    assert not msgs, "\n".join(msgs)
+
+
 @pytest.mark.parametrize("name", ["headwise_gru", "slstm"])
 def test_bf16_products(name, tmp_path):
     """--matmul-type=bf16 rounds the head-wise product's operands too (f32 accumulation,

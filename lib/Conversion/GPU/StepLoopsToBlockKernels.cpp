@@ -51,14 +51,25 @@ constexpr llvm::StringLiteral kPersistentEnabled =
 constexpr int64_t kWarp = 32;
 /// The cost model's device: SMs of the H100 the kernel was measured on.
 constexpr int64_t kMultiprocessors = 132;
-/// Cycles of shared-memory loads a block may spend on its step's products
-/// (one warp-wide load per multiply-add of a warp) before the per-step
-/// path's two launches (about 2.3 us a step, 4000 cycles) would be faster,
-/// less the step's fixed cost (the barrier, the pointwise body, the stores).
-constexpr int64_t kStepBudgetCycles = 3400;
+/// A step of the step loop, in cycles: its GEMM's and its fused kernel's
+/// launches take about 2.3 us at any small size (H100, docs/benchmarks.md).
+constexpr int64_t kStepLoopCycles = 4000;
+/// Inputs one lane sums at most before the units get more lanes.
+constexpr int64_t kMaxSlice = 16;
+/// Registers a lane may give to weights, and what it needs besides.
+constexpr int64_t kWeightRegisters = 64;
+constexpr int64_t kOtherRegisters = 40;
 
-/// How the kernel runs a recurrence, and up to which batch.
+/// How the kernel runs a recurrence, and up to which batch. Each unit's
+/// sums are split over `slices` adjacent lanes (S), lane s adding inputs
+/// s*KS .. s*KS + KS - 1 (KS = `sliceSize`, K padded to S*KS with zero
+/// weights), and combined by shuffles: more warps and shorter chains of
+/// dependent multiply-adds than one lane per unit. A lane's G*KS weights
+/// stay in registers where they fit, else in shared memory.
 struct BlockPlan {
+  int64_t slices = 1;
+  int64_t sliceSize = 0;
+  bool weightsInRegisters = false;
   int64_t threads = 0;
   int64_t weightBytes = 0;
   int64_t sharedBytes = 0;
@@ -69,23 +80,48 @@ int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// The plan for `r`, or nothing when its weights do not fit in
-/// `sharedLimit` bytes or the kernel would not beat the step loop at B = 1.
+/// The plan for `r`, or nothing when its weights fit neither in registers
+/// nor in `sharedLimit` bytes.
 std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
-  int64_t units = r.headSize;
-  BlockPlan plan;
-  plan.threads = roundUp(units, kWarp);
-  if (plan.threads > 1024)
+  int64_t units = r.headSize, inputs = r.headSize, gates = r.gates;
+  if (units > 1024)
     return std::nullopt;
+  BlockPlan plan;
+  while (plan.slices < kWarp &&
+         (inputs + plan.slices - 1) / plan.slices > kMaxSlice &&
+         units * plan.slices * 2 <= 1024)
+    plan.slices *= 2;
+  plan.sliceSize = (inputs + plan.slices - 1) / plan.slices;
+  plan.threads = roundUp(units * plan.slices, kWarp);
+  int64_t weightRegisters = gates * plan.sliceSize;
+  plan.weightsInRegisters =
+      weightRegisters <= kWeightRegisters &&
+      plan.threads * (weightRegisters + kOtherRegisters) <= 65536;
   int64_t elementBytes = r.weightElementType().getIntOrFloatBitWidth() / 8;
-  plan.weightBytes = roundUp(r.gates * units * units * elementBytes, 16);
-  plan.sharedBytes = plan.weightBytes + 2 * units * 4;
+  int64_t padded = plan.slices * plan.sliceSize;
+  plan.weightBytes = plan.weightsInRegisters
+                         ? 0
+                         : roundUp(gates * padded * units * elementBytes, 16);
+  plan.sharedBytes = plan.weightBytes + 2 * padded * 4;
   if (plan.sharedBytes > sharedLimit)
     return std::nullopt;
-  // A block's step: G * K multiply-adds per thread, one shared-memory load
-  // each, for N / 32 warps; the SMs share the NH * B blocks.
-  int64_t perBlock = r.gates * units * (plan.threads / kWarp);
-  plan.maxBatch = kStepBudgetCycles / perBlock * kMultiprocessors / r.heads;
+  // A block's step: KS dependent multiply-adds per gate (a shared-memory
+  // load each, two where the weights are there too), the shuffles, and
+  // the barrier and pointwise body; as many waves of blocks as fit in the
+  // step loop's time.
+  int64_t log2Slices = llvm::Log2_64(plan.slices);
+  int64_t stepCycles =
+      300 + 4 * gates * plan.sliceSize * (plan.weightsInRegisters ? 1 : 2) +
+      20 * gates * log2Slices;
+  int64_t registers =
+      plan.threads *
+      ((plan.weightsInRegisters ? weightRegisters : 0) + kOtherRegisters);
+  int64_t blocksPerSM =
+      std::min<int64_t>({32, 2048 / plan.threads,
+                         sharedLimit / plan.sharedBytes, 65536 / registers});
+  int64_t waves = std::max<int64_t>(1, kStepLoopCycles / stepCycles);
+  plan.maxBatch =
+      waves * kMultiprocessors * std::max<int64_t>(blocksPerSM, 1) / r.heads;
   if (plan.maxBatch < 1)
     return std::nullopt;
   return plan;
@@ -165,62 +201,135 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   const int64_t units = r.headSize, gates = r.gates;
   needed = rnn::opsNeededByGroup(r);
 
+  const int64_t slices = plan.slices, sliceSize = plan.sliceSize;
+  const int64_t padded = slices * sliceSize;
   Value thread = launch.getThreadIds().x;
   Value block = launch.getBlockIds().x;
   Value head = arith::RemUIOp::create(b, loc, block, constant(r.heads));
   Value row = arith::DivUIOp::create(b, loc, block, constant(r.heads));
   Value headColumn = arith::MulIOp::create(b, loc, head, constant(units));
+  // Lane `thread` adds slice s of unit n's inputs.
+  Value unit = arith::DivUIOp::create(b, loc, thread, constant(slices));
+  Value slice = arith::RemUIOp::create(b, loc, thread, constant(slices));
+  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       thread, constant(units * slices));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slice,
+                                      constant(0));
+  // Lanes beyond the last unit compute with the last unit's addresses
+  // (every lane takes part in the shuffles) and store nothing.
+  Value column = arith::AddIOp::create(
+      b, loc, headColumn,
+      arith::MinUIOp::create(b, loc, unit, constant(units - 1)));
 
-  // Shared memory: the head's weights [G][K][N], then h_{t-1} [2][K] f32.
+  // Shared memory: the weights where they are not in registers, then
+  // h_{t-1} twice (f32), input k = s*KS + j at j*S + s: the lanes of a
+  // warp read S consecutive words.
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Value shared = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface{}, workgroup));
-  Type weightType = r.weightElementType();
-  Value weights = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({gates, units, units}, weightType,
-                      MemRefLayoutAttrInterface{}, workgroup),
-      shared, constant(0), ValueRange{});
   Value staged = memref::ViewOp::create(
       b, loc,
-      MemRefType::get({2, units}, b.getF32Type(), MemRefLayoutAttrInterface{},
+      MemRefType::get({2, padded}, b.getF32Type(), MemRefLayoutAttrInterface{},
                       workgroup),
       shared, constant(plan.weightBytes), ValueRange{});
-
-  // The head's matrix, read along K (coalesced), written transposed.
+  auto stagedIndex = [&](Value k) {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, k, constant(sliceSize)),
+            constant(slices)),
+        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+  };
+  // U[g*N + n, k] of this head, zero beyond K (the padding).
+  auto weightAt = [&](Value g, Value n, Value k) -> Value {
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
+                                          constant(units));
+    Value kk = arith::MinUIOp::create(b, loc, k, constant(units - 1));
+    Value nn = arith::MinUIOp::create(b, loc, n, constant(units - 1));
+    Value rowOfU = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, g, constant(units)), nn);
+    Value w = r.headwise ? memref::LoadOp::create(b, loc, r.weight,
+                                                  ValueRange{head, rowOfU, kk})
+                         : memref::LoadOp::create(b, loc, r.weight,
+                                                  ValueRange{rowOfU, kk});
+    return arith::SelectOp::create(
+        b, loc, inRange, toF32(w),
+        arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                  b.getF32FloatAttr(0.0f)));
+  };
   Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
-  {
+  // weights[g][j][lane]: what lane `thread` multiplies by input j of its
+  // slice for gate g.
+  Value weights;
+  SmallVector<Value> weightRegisters;
+  if (plan.weightsInRegisters) {
+    for (int64_t g = 0; g < gates; ++g)
+      for (int64_t j = 0; j < sliceSize; ++j)
+        weightRegisters.push_back(weightAt(
+            constant(g), unit,
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, slice, constant(sliceSize)),
+                constant(j))));
+  } else {
+    Type weightType = r.weightElementType();
+    int64_t lanes = units * slices;
+    weights = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({gates, sliceSize, lanes}, weightType,
+                        MemRefLayoutAttrInterface{}, workgroup),
+        shared, constant(0), ValueRange{});
     auto copy =
-        scf::ForOp::create(b, loc, thread, constant(gates * units * units),
+        scf::ForOp::create(b, loc, thread, constant(gates * sliceSize * lanes),
                            constant(plan.threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
     Value i = copy.getInductionVar();
-    Value k = arith::RemUIOp::create(b, loc, i, constant(units));
-    Value gn = arith::DivUIOp::create(b, loc, i, constant(units));
-    Value n = arith::RemUIOp::create(b, loc, gn, constant(units));
-    Value g = arith::DivUIOp::create(b, loc, gn, constant(units));
-    Value w;
-    if (r.headwise) {
-      // [NH, G*N, N]: row g*N + n of the head's matrix.
-      w = memref::LoadOp::create(b, loc, r.weight, ValueRange{head, gn, k});
-    } else {
-      w = memref::LoadOp::create(b, loc, r.weight, ValueRange{gn, k});
-    }
-    memref::StoreOp::create(b, loc, w, weights, ValueRange{g, k, n});
+    Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
+    Value gj = arith::DivUIOp::create(b, loc, i, constant(lanes));
+    Value j = arith::RemUIOp::create(b, loc, gj, constant(sliceSize));
+    Value g = arith::DivUIOp::create(b, loc, gj, constant(sliceSize));
+    Value n = arith::DivUIOp::create(b, loc, lane, constant(slices));
+    Value k = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, lane, constant(slices)),
+            constant(sliceSize)),
+        j);
+    Value w = weightAt(g, n, k);
+    if (w.getType() != weightType)
+      w = arith::TruncFOp::create(b, loc, weightType, w);
+    memref::StoreOp::create(b, loc, w, weights, ValueRange{g, j, lane});
   }
-  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       thread, constant(units));
-  Value column = arith::AddIOp::create(b, loc, headColumn, thread);
+  // Both halves zero (the padding stays so), then h_0.
   {
-    auto stage = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
+    auto zeroFill = scf::ForOp::create(b, loc, thread, constant(2 * padded),
+                                       constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(zeroFill.getBody());
+    Value i = zeroFill.getInductionVar();
+    memref::StoreOp::create(
+        b, loc,
+        arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                  b.getF32FloatAttr(0.0f)),
+        staged,
+        ValueRange{arith::DivUIOp::create(b, loc, i, constant(padded)),
+                   arith::RemUIOp::create(b, loc, i, constant(padded))});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value stagedUnit = stagedIndex(unit);
+  {
+    auto stage =
+        scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, active, first),
+                          /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&stage.getThenRegion().front());
     Value h = memref::LoadOp::create(b, loc, r.state, ValueRange{row, column});
-    memref::StoreOp::create(b, loc, toF32(h), staged, ValueRange{c0, thread});
+    memref::StoreOp::create(b, loc, toF32(h), staged,
+                            ValueRange{c0, stagedUnit});
   }
 
   // What each input is, and the values that live across steps.
@@ -267,22 +376,9 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   SmallVector<Value> initial;
   {
     IRMapping views = viewsFor(c0, outside);
-    auto branch = scf::IfOp::create(b, loc, liveTypes, active,
-                                    /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&branch.getThenRegion().front());
-    SmallVector<Value> values;
     for (unsigned index : liveInputs)
-      values.push_back(
+      initial.push_back(
           load(*pw.getDpsInputOperands()[index], views, row, column));
-    scf::YieldOp::create(b, loc, values);
-    b.setInsertionPointToStart(&branch.getElseRegion().front());
-    SmallVector<Value> zeros;
-    for (Type type : liveTypes)
-      zeros.push_back(
-          arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type)));
-    scf::YieldOp::create(b, loc, zeros);
-    initial.assign(branch.getResults().begin(), branch.getResults().end());
   }
   gpu::BarrierOp::create(b, loc);
 
@@ -299,6 +395,42 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       b, loc, arith::AddIOp::create(b, loc, step, c1), last);
   IRMapping nextViews = viewsFor(next, outside);
 
+  // Next step's prefetched inputs first: their loads overlap the product.
+  SmallVector<Value> nextLive;
+  for (unsigned index : liveInputs)
+    nextLive.push_back(
+        prefetched(index)
+            ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
+            : Value());
+
+  // This lane's part of the gate sums of its unit over the head's staged
+  // h_{t-1} (unrolled: the loads issue together), then the unit's lanes
+  // combine their parts (every lane ends with the sums).
+  SmallVector<Value> sums(gates,
+                          arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                                    b.getF32FloatAttr(0.0f)));
+  for (int64_t j = 0; j < sliceSize; ++j) {
+    Value position = arith::AddIOp::create(b, loc, constant(j * slices), slice);
+    Value h =
+        memref::LoadOp::create(b, loc, staged, ValueRange{parity, position});
+    for (int64_t g = 0; g < gates; ++g) {
+      Value w = plan.weightsInRegisters
+                    ? weightRegisters[g * sliceSize + j]
+                    : toF32(memref::LoadOp::create(
+                          b, loc, weights,
+                          ValueRange{constant(g), constant(j), thread}));
+      sums[g] = math::FmaOp::create(b, loc, h, w, sums[g]);
+    }
+  }
+  for (int64_t offset = slices / 2; offset >= 1; offset /= 2)
+    for (Value &sum : sums) {
+      Value other = gpu::ShuffleOp::create(
+                        b, loc, sum, static_cast<int32_t>(offset),
+                        static_cast<int32_t>(kWarp), gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      sum = arith::AddFOp::create(b, loc, sum, other);
+    }
+
   auto work = scf::IfOp::create(b, loc, liveTypes, active,
                                 /*withElseRegion=*/true);
   {
@@ -311,34 +443,6 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     return stepLoop.getRegionIterArgs()[llvm::find(liveInputs, index) -
                                         liveInputs.begin()];
   };
-  // Next step's prefetched inputs first: their loads overlap the product.
-  SmallVector<Value> nextLive;
-  for (unsigned index : liveInputs)
-    nextLive.push_back(
-        prefetched(index)
-            ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
-            : Value());
-
-  // The gate sums of this thread's unit over the head's staged h_{t-1}.
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                         b.getF32FloatAttr(0.0f));
-  SmallVector<Value> sumsInit(gates, zero);
-  auto kLoop = scf::ForOp::create(b, loc, c0, constant(units), c1, sumsInit);
-  {
-    OpBuilder::InsertionGuard inK(b);
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value k = kLoop.getInductionVar();
-    Value h = memref::LoadOp::create(b, loc, staged, ValueRange{parity, k});
-    SmallVector<Value> sums;
-    for (int64_t g = 0; g < gates; ++g) {
-      Value w = toF32(memref::LoadOp::create(
-          b, loc, weights, ValueRange{constant(g), k, thread}));
-      sums.push_back(
-          math::FmaOp::create(b, loc, h, w, kLoop.getRegionIterArgs()[g]));
-    }
-    scf::YieldOp::create(b, loc, sums);
-  }
-
   IRMapping scalars;
   for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
     BlockArgument arg = body->getArgument(input->getOperandNumber());
@@ -347,7 +451,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     case InputKind::Unused:
       continue;
     case InputKind::Gate:
-      value = kLoop.getResult(*r.gateOfOperand[input->getOperandNumber()]);
+      value = sums[*r.gateOfOperand[input->getOperandNumber()]];
       if (r.accumulates)
         value = arith::AddFOp::create(b, loc, live(index), value);
       break;
@@ -365,14 +469,20 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   for (Operation &op : body->without_terminator())
     b.clone(op, scalars);
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-    Value result = scalars.lookupOrDefault(yield.getOperand(index));
-    if (init.get() == r.state)
-      memref::StoreOp::create(b, loc, toF32(result), staged,
-                              ValueRange{nextParity, thread});
-    memref::StoreOp::create(
-        b, loc, result, views.lookupOrDefault(init.get()),
-        indices(pw.getMatchingIndexingMap(&init), row, column));
+  // The unit's first lane stores what the group writes.
+  {
+    auto store = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inStore(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+      Value result = scalars.lookupOrDefault(yield.getOperand(index));
+      if (init.get() == r.state)
+        memref::StoreOp::create(b, loc, toF32(result), staged,
+                                ValueRange{nextParity, stagedUnit});
+      memref::StoreOp::create(
+          b, loc, result, views.lookupOrDefault(init.get()),
+          indices(pw.getMatchingIndexingMap(&init), row, column));
+    }
   }
   // What lives on: the new carried states, the next step's prefetches.
   SmallVector<Value> carried;

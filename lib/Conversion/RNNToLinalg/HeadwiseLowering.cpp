@@ -8,6 +8,9 @@
 // convert-linalg-to-parallel-loops, to a kernel with one thread per result
 // element; correct by construction on both, if not fast.
 //
+// One head is the dense product: one marked contraction (a GEMM), as for
+// rnn.matmul.
+//
 // With `gemms` (the CPU backend), each becomes one marked contraction per
 // head and gate instead, on strided slices of the operands (a head's
 // columns, a gate's rows of its matrix) written into a slice of the result:
@@ -358,11 +361,35 @@ static Value headwiseOuterSumAsGemms(OpBuilder &b, HeadwiseOuterSumOp op) {
   });
 }
 
+/// R [1, G·N, K] as the dense [G·N, K].
+static Value onlyHead(OpBuilder &b, Location loc, Value weight) {
+  return tensor::CollapseShapeOp::create(
+      b, loc, weight, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
 Value lowerHeadwiseMatmul(OpBuilder &b, HeadwiseMatmulOp op, bool gemms) {
+  // One head is a dense product (with the gate-major layout of rnn.matmul's
+  // result): one GEMM on both backends, and the forms every pass after
+  // this knows (the step loop's GEMM, the persistent kernels).
+  if (op.getNumHeads() == 1)
+    return buildContraction(
+        b, op.getLoc(), op.getLhs(), onlyHead(b, op.getLoc(), op.getRhs()),
+        /*acc=*/Value(),
+        /*weightInOut=*/op.getTransposed(), op.getAllowTf32(), op.getType());
   return gemms ? headwiseMatmulAsGemms(b, op) : headwiseMatmulAsGeneric(b, op);
 }
 
 Value lowerHeadwiseOuterSum(OpBuilder &b, HeadwiseOuterSumOp op, bool gemms) {
+  RankedTensorType type = op.getType();
+  if (type.getDimSize(0) == 1) {
+    Location loc = op.getLoc();
+    auto denseType = RankedTensorType::get(type.getShape().drop_front(),
+                                           type.getElementType());
+    Value dense = buildOuterSum(b, loc, op.getLhs(), op.getRhs(),
+                                op.getAllowTf32(), denseType);
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, dense, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  }
   return gemms ? headwiseOuterSumAsGemms(b, op)
                : headwiseOuterSumAsGeneric(b, op);
 }
