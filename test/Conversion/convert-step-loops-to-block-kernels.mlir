@@ -211,6 +211,68 @@ func.func @headwise_like(%xp: memref<?x?x32xf32>, %r: memref<2x16x8xbf16>,
 
 // -----
 
+// An LSTM-like step in bf16 at H = 96 (4 gates): 8 lanes a unit (768
+// threads) of 12 inputs each; their 48 weights do not fit in registers
+// beside the block's other lanes, so they go to shared memory, the 4
+// gates' bf16 weights of an input in one 8-byte word (one load a word).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @packed_weights
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c768{{.*}}) dynamic_shared_memory_size %c74496_i32
+// CHECK:   memref.view {{.*}}[%c73728][] {{.*}} to memref<2x96xf32, #gpu.address_space<workgroup>>
+// CHECK:   %[[WORDS:.*]] = memref.view {{.*}} to memref<12x1x768xi64, #gpu.address_space<workgroup>>
+// CHECK:   scf.for
+// CHECK-COUNT-4: arith.bitcast %{{.*}} : bf16 to i16
+// CHECK:     memref.store %{{.*}}, %[[WORDS]]
+// CHECK:   scf.for
+// CHECK-COUNT-12: memref.load %[[WORDS]]
+// CHECK-NOT: memref.load %[[WORDS]]
+// CHECK:     gpu.shuffle xor
+// CHECK: } {rnn.persistent_launch}
+func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
+                          %h: memref<?x96xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %batch = memref.dim %s, %c0 : memref<?x96xbf16>
+  %p = memref.alloc(%batch) : memref<?x384xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x384xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x96xbf16>, memref<384x96xbf16>) outs(%p : memref<?x384xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %g0 = memref.subview %p[0, 0] [%batch, 96] [1, 1] : memref<?x384xf32> to memref<?x96xf32, strided<[384, 1]>>
+    %g1 = memref.subview %p[0, 96] [%batch, 96] [1, 1] : memref<?x384xf32> to memref<?x96xf32, strided<[384, 1], offset: 96>>
+    %g2 = memref.subview %p[0, 192] [%batch, 96] [1, 1] : memref<?x384xf32> to memref<?x96xf32, strided<[384, 1], offset: 192>>
+    %g3 = memref.subview %p[0, 288] [%batch, 96] [1, 1] : memref<?x384xf32> to memref<?x96xf32, strided<[384, 1], offset: 288>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %g1, %g2, %g3, %h : memref<?x96xf32, strided<[384, 1]>>, memref<?x96xf32, strided<[384, 1], offset: 96>>, memref<?x96xf32, strided<[384, 1], offset: 192>>, memref<?x96xf32, strided<[384, 1], offset: 288>>, memref<?x96xf32>)
+        outs(%h, %s : memref<?x96xf32>, memref<?x96xbf16>) {
+    ^bb0(%i: f32, %f: f32, %z: f32, %o: f32, %hh: f32, %o1: f32, %o2: bf16):
+      %0 = arith.mulf %i, %z : f32
+      %1 = arith.mulf %f, %hh : f32
+      %2 = arith.addf %0, %1 : f32
+      %3 = math.tanh %2 : f32
+      %4 = arith.mulf %o, %3 : f32
+      %5 = arith.truncf %4 : f32 to bf16
+      linalg.yield %4, %5 : f32, bf16
+    }
+  }
+  memref.dealloc %p : memref<?x384xf32>
+  return
+}
+
+// -----
+
 // A head's weights beyond shared memory (f32, H = 256: 256 KiB): the loop
 // stays as it is.
 #id = affine_map<(d0, d1) -> (d0, d1)>

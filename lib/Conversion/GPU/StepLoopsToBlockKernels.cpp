@@ -65,11 +65,15 @@ constexpr int64_t kOtherRegisters = 40;
 /// s*KS .. s*KS + KS - 1 (KS = `sliceSize`, K padded to S*KS with zero
 /// weights), and combined by shuffles: more warps and shorter chains of
 /// dependent multiply-adds than one lane per unit. A lane's G*KS weights
-/// stay in registers where they fit, else in shared memory.
+/// stay in registers where they fit, else in shared memory, several gates'
+/// weights of an input in one word of up to 8 bytes (`wordBits`: one load).
 struct BlockPlan {
   int64_t slices = 1;
   int64_t sliceSize = 0;
   bool weightsInRegisters = false;
+  int64_t gatesPerWord = 1;
+  int64_t words = 1;
+  int64_t wordBits = 64;
   int64_t threads = 0;
   int64_t weightBytes = 0;
   int64_t sharedBytes = 0;
@@ -99,19 +103,33 @@ std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
       plan.threads * (weightRegisters + kOtherRegisters) <= 65536;
   int64_t elementBytes = r.weightElementType().getIntOrFloatBitWidth() / 8;
   int64_t padded = plan.slices * plan.sliceSize;
-  plan.weightBytes = plan.weightsInRegisters
-                         ? 0
-                         : roundUp(gates * padded * units * elementBytes, 16);
-  plan.sharedBytes = plan.weightBytes + 2 * padded * 4;
-  if (plan.sharedBytes > sharedLimit)
+  // As many gates to a word as fit in 8 bytes (a power of two of them),
+  // fewer where the padding of the last word would not fit.
+  for (plan.gatesPerWord = 8 / elementBytes; plan.gatesPerWord >= 1;
+       plan.gatesPerWord /= 2) {
+    if (plan.gatesPerWord > 1 && plan.gatesPerWord / 2 >= gates)
+      continue;
+    plan.words = (gates + plan.gatesPerWord - 1) / plan.gatesPerWord;
+    plan.wordBits = plan.gatesPerWord * elementBytes * 8;
+    plan.weightBytes = plan.weightsInRegisters
+                           ? 0
+                           : plan.words * padded * units * plan.wordBits / 8;
+    plan.sharedBytes = roundUp(plan.weightBytes, 16) + 2 * padded * 4;
+    if (plan.sharedBytes <= sharedLimit)
+      break;
+  }
+  if (plan.gatesPerWord < 1)
     return std::nullopt;
+  plan.weightBytes = roundUp(plan.weightBytes, 16);
   // A block's step: KS dependent multiply-adds per gate (a shared-memory
   // load each, two where the weights are there too), the shuffles, and
   // the barrier and pointwise body; as many waves of blocks as fit in the
   // step loop's time.
   int64_t log2Slices = llvm::Log2_64(plan.slices);
   int64_t stepCycles =
-      300 + 4 * gates * plan.sliceSize * (plan.weightsInRegisters ? 1 : 2) +
+      300 +
+      4 * plan.sliceSize *
+          (gates + (plan.weightsInRegisters ? 0 : plan.words)) +
       20 * gates * log2Slices;
   int64_t registers =
       plan.threads *
@@ -148,6 +166,21 @@ private:
     if (rnn::isIdentity2D(map))
       return {row, column};
     return {column};
+  }
+  /// Weight `position` of a packed 8-byte word, as f32.
+  Value unpackWeight(Value word, int64_t position) {
+    Type weightType = r.weightElementType();
+    unsigned bits = weightType.getIntOrFloatBitWidth();
+    if (position)
+      word =
+          arith::ShRUIOp::create(b, loc, word,
+                                 arith::ConstantIntOp::create(
+                                     b, loc, word.getType(), position * bits));
+    Value narrow = plan.wordBits > static_cast<int64_t>(bits)
+                       ? Value(arith::TruncIOp::create(
+                             b, loc, b.getIntegerType(bits), word))
+                       : word;
+    return toF32(arith::BitcastOp::create(b, loc, weightType, narrow));
   }
   /// The operand's value at (row, column), read through its view for the
   /// step `views` maps the loop's index to.
@@ -275,23 +308,27 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                 arith::MulIOp::create(b, loc, slice, constant(sliceSize)),
                 constant(j))));
   } else {
+    // words[j][w][lane]: gates w*P .. w*P + P - 1 of the lane's input j,
+    // P to an 8-byte word (zero past the last gate); lanes side by side.
     Type weightType = r.weightElementType();
+    unsigned bits = weightType.getIntOrFloatBitWidth();
+    Type wordType = b.getIntegerType(plan.wordBits);
     int64_t lanes = units * slices;
     weights = memref::ViewOp::create(
         b, loc,
-        MemRefType::get({gates, sliceSize, lanes}, weightType,
+        MemRefType::get({sliceSize, plan.words, lanes}, wordType,
                         MemRefLayoutAttrInterface{}, workgroup),
         shared, constant(0), ValueRange{});
-    auto copy =
-        scf::ForOp::create(b, loc, thread, constant(gates * sliceSize * lanes),
-                           constant(plan.threads));
+    auto copy = scf::ForOp::create(b, loc, thread,
+                                   constant(sliceSize * plan.words * lanes),
+                                   constant(plan.threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
     Value i = copy.getInductionVar();
     Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
-    Value gj = arith::DivUIOp::create(b, loc, i, constant(lanes));
-    Value j = arith::RemUIOp::create(b, loc, gj, constant(sliceSize));
-    Value g = arith::DivUIOp::create(b, loc, gj, constant(sliceSize));
+    Value jw = arith::DivUIOp::create(b, loc, i, constant(lanes));
+    Value word = arith::RemUIOp::create(b, loc, jw, constant(plan.words));
+    Value j = arith::DivUIOp::create(b, loc, jw, constant(plan.words));
     Value n = arith::DivUIOp::create(b, loc, lane, constant(slices));
     Value k = arith::AddIOp::create(
         b, loc,
@@ -299,10 +336,34 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
             b, loc, arith::RemUIOp::create(b, loc, lane, constant(slices)),
             constant(sliceSize)),
         j);
-    Value w = weightAt(g, n, k);
-    if (w.getType() != weightType)
-      w = arith::TruncFOp::create(b, loc, weightType, w);
-    memref::StoreOp::create(b, loc, w, weights, ValueRange{g, j, lane});
+    Value packed = arith::ConstantIntOp::create(b, loc, wordType, 0);
+    for (int64_t p = 0; p < plan.gatesPerWord; ++p) {
+      Value g = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, word, constant(plan.gatesPerWord)),
+          constant(p));
+      // A gate past the last reads gate G - 1 and is masked to zero.
+      Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g,
+                                         constant(gates));
+      Value w = weightAt(arith::MinUIOp::create(b, loc, g, constant(gates - 1)),
+                         n, k);
+      w = arith::SelectOp::create(
+          b, loc, real, w,
+          arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                    b.getF32FloatAttr(0.0f)));
+      if (w.getType() != weightType)
+        w = arith::TruncFOp::create(b, loc, weightType, w);
+      Value asInt = arith::BitcastOp::create(b, loc, b.getIntegerType(bits), w);
+      Value wide = asInt;
+      if (plan.wordBits > bits)
+        wide = arith::ExtUIOp::create(b, loc, wordType, asInt);
+      if (p)
+        wide = arith::ShLIOp::create(
+            b, loc, wide,
+            arith::ConstantIntOp::create(b, loc, wordType, p * bits));
+      packed = arith::OrIOp::create(b, loc, packed, wide);
+    }
+    memref::StoreOp::create(b, loc, packed, weights, ValueRange{j, word, lane});
   }
   // Both halves zero (the padding stays so), then h_0.
   {
@@ -413,12 +474,16 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value position = arith::AddIOp::create(b, loc, constant(j * slices), slice);
     Value h =
         memref::LoadOp::create(b, loc, staged, ValueRange{parity, position});
+    SmallVector<Value> words;
+    if (!plan.weightsInRegisters)
+      for (int64_t word = 0; word < plan.words; ++word)
+        words.push_back(memref::LoadOp::create(
+            b, loc, weights, ValueRange{constant(j), constant(word), thread}));
     for (int64_t g = 0; g < gates; ++g) {
       Value w = plan.weightsInRegisters
                     ? weightRegisters[g * sliceSize + j]
-                    : toF32(memref::LoadOp::create(
-                          b, loc, weights,
-                          ValueRange{constant(g), constant(j), thread}));
+                    : unpackWeight(words[g / plan.gatesPerWord],
+                                   g % plan.gatesPerWord);
       sums[g] = math::FmaOp::create(b, loc, h, w, sums[g]);
     }
   }
