@@ -14,11 +14,15 @@
 
 #include "rnn/Compiler/Explain.h"
 
+#include "rnn/Compiler/Compiler.h"
+#include "rnn/Conversion/PersistentChoice.h"
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -326,6 +330,22 @@ std::string explainModule(ModuleOp module) {
     if (func.isPublic() && !func.isExternal())
       explainer.explainFunction(func);
   return text;
+}
+
+std::string explainPersistentKernels(ModuleOp module, llvm::StringRef chip,
+                                     bool persistentKernels,
+                                     bool deviceLibrary) {
+  if (!persistentKernels)
+    return "persistent kernels: off (--persistent-kernels=false): every time "
+           "loop runs step by step\n";
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  PassManager pm(module.getContext());
+  if (failed(parsePassPipeline(bufferizationPipeline(), pm)) ||
+      failed(pm.run(*copy)))
+    return "persistent kernels: not known (the module does not bufferize)\n";
+  return describePersistentChoices(*copy, maxDynamicSharedBytes(chip),
+                                   deviceLibrary &&
+                                       runsPersistentKernels(chip));
 }
 
 } // namespace rnn

@@ -185,13 +185,13 @@ static bool supportsDependentLaunch(llvm::StringRef chip) {
 
 /// The persistent kernels' device library is built for Hopper (sm_90a):
 /// clusters, bulk copies multicast within a cluster, mbarrier waits.
-static bool runsPersistentKernels(llvm::StringRef chip) {
+bool runsPersistentKernels(llvm::StringRef chip) {
   return chip.starts_with("sm_90");
 }
 
 /// The dynamic shared memory one block may opt into on `chip` (CUDA's
 /// per-architecture limits), for the block kernels' weights.
-static int64_t maxDynamicSharedBytes(llvm::StringRef chip) {
+int64_t maxDynamicSharedBytes(llvm::StringRef chip) {
   unsigned version = 0;
   llvm::StringRef digits = chip;
   if (!digits.consume_front("sm_") ||

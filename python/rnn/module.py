@@ -491,8 +491,11 @@ class NumpyRNN:
         and its variant with lengths, the GEMMs and kernels before the step loop, in each
         step and after it, each with the rewrite that put it there. An LSTM runs one GEMM
         and one fused kernel per step; a cell that runs more shows here which stage adds
-        them."""
+        them. A CUDA model's report also says which time loops run as one kernel (a block
+        kernel, or the grid-wide persistent kernel) and which step by step, and why."""
         extra = (f"--matmul-type={self._matmul_type}",) if self._matmul_type else ()
+        if self.is_cuda:
+            extra += ("--target=cuda",)
         return _runtime.explain_mlir(self.mlir, optimize=self._optimize is not False,
                                      extra_args=extra)
 

@@ -103,6 +103,21 @@ def test_mgu_two_stages():
     assert "reads the previous group's result: a dependent stage" in text
 
 
+def test_cuda_model_says_which_loops_run_as_one_kernel():
+    """A CUDA model (compiled here; no GPU needed) reports each time loop's choice: the
+    head-wise sLSTM's heads of 4 units as a block kernel, the variant with lengths (its
+    per-row selects are a second kernel in the step) step by step."""
+    model = rnn.NumpyRNN(rnn.zoo.slstm, input_size=4, hidden_size=16, sizes={"NH": 4},
+                         device="cuda", matmul_dtype="bfloat16", seed=0)
+    text = model.explain()
+    assert "func @forward on the GPU:\n  time loop 1: 4 heads of 4 units, 4 gates, bf16: " \
+        "block kernel for B up to" in text, text
+    assert "4 x B blocks of 32 threads, 1 lane a unit of 4 inputs each, the weights in " \
+        "registers" in text, text
+    assert "func @forward_lengths on the GPU:\n  time loop 1: step loop: its step is not " \
+        "one recurrent product" in text, text
+
+
 def test_unoptimised_model_explains_what_it_runs():
     model = rnn.NumpyRNN(rnn.zoo.lstm, input_size=4, hidden_size=8, seed=0, optimize=False)
     text = model.explain()

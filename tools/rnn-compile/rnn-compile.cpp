@@ -289,6 +289,10 @@ int main(int argc, char **argv) {
     if (ec)
       return fail("cannot write " + outputFile + ": " + ec.message());
     out.os() << rnn::explainModule(*module);
+    if (cuda)
+      out.os() << rnn::explainPersistentKernels(
+          *module, gpuChip, persistentKernels,
+          /*deviceLibrary=*/persistentKernels);
     out.keep();
     return publish();
   }

@@ -60,6 +60,13 @@ std::string cudaLoweringPipeline(llvm::StringRef chip,
                                  llvm::StringRef binaryFormat = "fatbin",
                                  bool blockKernels = true);
 
+/// The dynamic shared memory one block may opt into on `chip` (what the
+/// block kernels may hold there).
+int64_t maxDynamicSharedBytes(llvm::StringRef chip);
+/// Whether `chip` runs the device library's grid-wide persistent kernels
+/// (sm_90: clusters, multicast bulk copies, mbarriers).
+bool runsPersistentKernels(llvm::StringRef chip);
+
 /// The manifest that tells the runtime each public function's signature
 /// (see docs/runtime.md), computed from the rnn-level module: dynamic sizes
 /// that the verifiers force equal share one symbol.

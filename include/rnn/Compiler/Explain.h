@@ -20,6 +20,16 @@ namespace rnn {
 /// the module launches as it stands).
 std::string explainModule(mlir::ModuleOp module);
 
+/// For --target=cuda: which time loops of `module` (optimised, not yet
+/// lowered) run as one kernel on `chip` and which step by step, and why
+/// (a copy of the module is bufferized to find out). `persistentKernels`:
+/// whether they are built at all (rnn-compile --persistent-kernels), and
+/// `deviceLibrary` whether the device library's grid-wide kernels are.
+std::string explainPersistentKernels(mlir::ModuleOp module,
+                                     llvm::StringRef chip,
+                                     bool persistentKernels,
+                                     bool deviceLibrary);
+
 } // namespace rnn
 
 #endif // RNN_COMPILER_EXPLAIN_H

@@ -35,6 +35,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace rnn {
 #define GEN_PASS_DEF_CONVERTSTEPLOOPSTOBLOCKKERNELS
@@ -646,3 +647,28 @@ struct ConvertStepLoopsToBlockKernelsPass
 };
 
 } // namespace
+
+std::string rnn::describeBlockKernel(const StepRecurrence &r,
+                                     int64_t maxSharedBytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::optional<BlockPlan> plan = planFor(r, maxSharedBytes);
+  if (!plan) {
+    os << "step loop: a head of " << r.headSize << " units and " << r.gates
+       << " gates does not fit in one block (" << maxSharedBytes
+       << " bytes of shared memory, 1024 threads)";
+    return text;
+  }
+  os << "block kernel for B up to " << plan->maxBatch
+     << " (the step loop beyond): " << r.heads << " x B blocks of "
+     << plan->threads << " threads, " << plan->slices << " lane"
+     << (plan->slices == 1 ? "" : "s") << " a unit of " << plan->sliceSize
+     << " inputs each, the weights in ";
+  if (plan->weightsInRegisters)
+    os << "registers";
+  else
+    os << "shared memory (" << plan->gatesPerWord << " gate"
+       << (plan->gatesPerWord == 1 ? "" : "s") << " a word)";
+  os << ", " << plan->sharedBytes << " bytes of shared memory";
+  return text;
+}

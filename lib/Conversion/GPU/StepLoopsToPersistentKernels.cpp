@@ -51,9 +51,7 @@ constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 
 } // namespace
 
-/// Whether the device library can run `r`: a dense bf16 product of a
-/// (gates, hidden) pair it has entry points for.
-static bool runsOnDeviceLibrary(const StepRecurrence &r) {
+bool rnn::runsOnDeviceLibrary(const StepRecurrence &r) {
   return !r.headwise && r.stateElementType().isBF16() &&
          persistent::hasEntryPoints(r.gates, r.hidden);
 }
@@ -410,7 +408,7 @@ struct ConvertStepLoopsToPersistentKernelsPass
       if (loop->getParentOfType<gpu::LaunchOp>())
         return;
       if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
-          succeeded(r) && runsOnDeviceLibrary(*r))
+          succeeded(r) && rnn::runsOnDeviceLibrary(*r))
         found.push_back(*r);
     });
     for (const StepRecurrence &r : found)

@@ -20,6 +20,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <optional>
+#include <string>
 
 namespace rnn {
 
@@ -89,6 +90,17 @@ bool isLoopScratch(mlir::Value buffer, mlir::scf::ForOp loop);
 /// writes, other than the product's windows unless it accumulates (those
 /// the kernels compute): the views a kernel rebuilds from the step index.
 llvm::SetVector<mlir::Operation *> opsNeededByGroup(const StepRecurrence &r);
+
+/// Whether the device library can run `r` as the grid-wide persistent kernel
+/// (convert-step-loops-to-persistent-kernels): a dense bf16 product of a
+/// (gates, hidden) pair it has entry points for.
+bool runsOnDeviceLibrary(const StepRecurrence &r);
+
+/// What convert-step-loops-to-block-kernels makes of `r` with
+/// `maxSharedBytes` of shared memory a block: the kernel's shape and the
+/// batches it runs for, or why the step loop stays.
+std::string describeBlockKernel(const StepRecurrence &r,
+                                int64_t maxSharedBytes);
 
 } // namespace rnn
 

@@ -1,0 +1,59 @@
+//===- PersistentChoice.cpp - Which time loops run as one kernel ----------===//
+
+#include "rnn/Conversion/PersistentChoice.h"
+
+#include "StepRecurrence.h"
+
+#include "rnn/DeviceLibrary/PersistentRecurrence.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+/// Whether `loop` is a time loop: an scf.for whose body holds a linalg op
+/// (the step's product or kernels) outside any nested loop.
+static bool isTimeLoop(scf::ForOp loop) {
+  return llvm::any_of(loop.getBody()->getOperations(),
+                      [](Operation &op) { return isa<linalg::LinalgOp>(op); });
+}
+
+std::string rnn::describePersistentChoices(ModuleOp module,
+                                           int64_t maxSharedBytes,
+                                           bool deviceLibrary) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    unsigned index = 0;
+    func.walk([&](scf::ForOp loop) {
+      if (loop->getParentOfType<gpu::LaunchOp>() || !isTimeLoop(loop))
+        return;
+      if (!index)
+        os << "func @" << func.getSymName() << " on the GPU:\n";
+      os << "  time loop " << ++index << ": ";
+      FailureOr<StepRecurrence> r = matchStepRecurrence(loop);
+      if (failed(r)) {
+        os << "step loop: its step is not one recurrent product and one "
+              "pointwise group over [B, H] that reads the product's gate "
+              "windows and writes its state (the form a persistent kernel "
+              "runs)\n";
+        return;
+      }
+      os << (r->headwise ? std::to_string(r->heads) + " heads of " +
+                               std::to_string(r->headSize) + " units"
+                         : "H = " + std::to_string(r->hidden))
+         << ", " << r->gates << " gate" << (r->gates == 1 ? "" : "s") << ", "
+         << r->stateElementType() << ": ";
+      if (deviceLibrary && runsOnDeviceLibrary(*r))
+        os << "grid-wide persistent kernel (device library) for B of "
+           << persistent::kBatchTile << " to "
+           << persistent::layoutFor(r->hidden).maxBatch << " in steps of "
+           << persistent::kBatchTile << ", the step loop otherwise; ";
+      os << describeBlockKernel(*r, maxSharedBytes) << "\n";
+    });
+  }
+  return text;
+}
