@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine (after bench/flashrnn-build.sh here, carrying build/flashrnn and
 # build/gpu/lib): installs FlashRNN from the carried wheels (offline), puts the runtime
-# libraries back beside each saved model, and runs bench/flashrnn_slstm.py: our sLSTM against
-# FlashRNN's backends, checked and timed. Writes flashrnn_slstm.json, .txt (the table) and
-# .log (everything, FlashRNN's nvcc builds included) to $OUT (default build/flashrnn/out).
-# Arguments go to the script, e.g. bench/flashrnn-run.sh --dims 16,64 --backends cuda
+# libraries back beside each saved model, and runs bench/flashrnn_compare.py: our sLSTM, LSTM
+# and GRU against FlashRNN's backends ("slstm", "lstm", "gru"), checked and timed. Writes
+# flashrnn_compare.json, .txt (the tables) and .log (everything, FlashRNN's nvcc builds
+# included) to $OUT (default build/flashrnn/out). Arguments go to the script, e.g.
+# bench/flashrnn-run.sh --functions lstm,gru --dims 16,64 --backends cuda
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FR="$ROOT/build/flashrnn"
@@ -39,5 +40,5 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 nvcc --version | tail -n 2 || true
 # The whole output goes to the .log; the console leaves out FlashRNN's verbose nvcc builds.
 NOISE='^\[[0-9]+/[0-9]+\] |ptxas|bytes stack frame|Used [0-9]+ registers|Compile time|^Emitting'
-python3 -u "$ROOT/bench/flashrnn_slstm.py" "$MODELS" "$RESULTS/flashrnn_slstm.json" "$@" \
-  2>&1 | tee "$RESULTS/flashrnn_slstm.log" | { grep -v -E "$NOISE" || true; }
+python3 -u "$ROOT/bench/flashrnn_compare.py" "$MODELS" "$RESULTS/flashrnn_compare.json" "$@" \
+  2>&1 | tee "$RESULTS/flashrnn_compare.log" | { grep -v -E "$NOISE" || true; }
