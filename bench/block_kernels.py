@@ -75,6 +75,7 @@ def run(model_dir, out_path):
     import numpy as np
     import torch
     import rnn
+    from cuda_events import event_times
     from test_dsl_zoo import ZOO
 
     def rel_err(ours, ref):
@@ -134,15 +135,9 @@ def run(model_dir, out_path):
                     torch.cuda.synchronize()
                     for _ in range(ROUNDS):
                         for persistent in (True, False):
-                            for _ in range(REPEATS):
-                                os.environ["RNN_CUDA_PERSISTENT"] = "1" if persistent else "0"
-                                a = torch.cuda.Event(enable_timing=True)
-                                b = torch.cuda.Event(enable_timing=True)
-                                a.record()
-                                model(x, hx if len(hx) > 1 else hx[0])
-                                b.record()
-                                b.synchronize()
-                                samples[persistent].append(a.elapsed_time(b))
+                            os.environ["RNN_CUDA_PERSISTENT"] = "1" if persistent else "0"
+                            samples[persistent] += event_times(
+                                lambda: model(x, hx if len(hx) > 1 else hx[0]), REPEATS)
                 t = {"B": B, "T": TIME_T,
                      "block_ms": statistics.median(samples[True]),
                      "block_range": [min(samples[True]), max(samples[True])],

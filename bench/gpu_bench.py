@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 
 import rnn.runtime as rt  # noqa: E402
+from cuda_events import event_times  # noqa: E402
 import reference  # noqa: E402
 from test_examples import ARGS, make_args  # noqa: E402
 
@@ -91,15 +92,7 @@ def time_ms(fn, samples=None, repeats=REPEATS):
         fn()
         torch.cuda.synchronize()
         calls += 1
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+    times = event_times(fn, repeats)
     if samples is not None:
         samples += times
     return statistics.median(times)

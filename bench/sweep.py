@@ -159,6 +159,7 @@ def join_cudnn(rows, cudnn_path):
 
 def run(model_dir, out_path):
     import torch
+    from cuda_events import event_times
     from gpu_bench import CudaModel
 
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -217,14 +218,7 @@ def run(model_dir, out_path):
                     torch.cuda.synchronize()
                     for _ in range(ROUNDS):
                         for i, fn_ in enumerate(calls):
-                            for _ in range(REPEATS):
-                                a = torch.cuda.Event(enable_timing=True)
-                                b = torch.cuda.Event(enable_timing=True)
-                                a.record()
-                                fn_()
-                                b.record()
-                                b.synchronize()
-                                samples[i].append(a.elapsed_time(b))
+                            samples[i] += event_times(fn_, REPEATS)
                 row["ours_ms"] = statistics.median(samples[0])
                 row["ours_range"] = [min(samples[0]), max(samples[0])]
                 row["torch_cudnn_ms"] = statistics.median(samples[1])

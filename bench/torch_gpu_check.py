@@ -34,6 +34,8 @@ import time
 
 import torch
 
+from cuda_events import event_times
+
 LENGTHS = [9, 0, 1, 6, 9]
 T, I, H = 9, 32, 64
 # fp32: the largest elementwise error over the largest value, per tensor. fp16 / bf16
@@ -235,15 +237,7 @@ def _time(fn, repeats=15):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return times
+    return event_times(fn, repeats)
 
 
 def _peak(fn):

@@ -16,12 +16,12 @@
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?x32xf32>, %[[U:[a-z0-9]+]]: memref<32x32xf32>, %[[B1:[a-z0-9]+]]: memref<32xf32>, %[[B2:[a-z0-9]+]]: memref<32xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x32xf32>, %[[S:[a-z0-9]+]]: memref<?x32xf32>, %[[T:[a-z0-9]+]]: index)
 // CHECK: linalg.copy
 // CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x32xf32>
-// CHECK: %[[ON:.*]] = call @rnn_cuda_persistent_enabled() : () -> i32
-// CHECK: arith.cmpi ne, %[[ON]]
-// CHECK: arith.cmpi sgt, %[[T]]
 // CHECK: arith.cmpi ugt, %[[B]]
 // The cost model's largest batch: 10 waves of 18 blocks on each of 132 SMs.
 // CHECK: arith.cmpi ule, %[[B]], %c23760
+// CHECK: arith.cmpi sgt, %[[T]]
+// CHECK: %[[ON:.*]] = call @rnn_cuda_persistent_enabled() : () -> i32
+// CHECK: arith.cmpi ne, %[[ON]]
 // CHECK: scf.if %{{.*}} {
 // CHECK:   %[[BLOCKS:.*]] = arith.muli %[[B]], %c1
 // CHECK:   gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c64{{.*}}) dynamic_shared_memory_size %c256_i32

@@ -47,12 +47,19 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                          : "H = " + std::to_string(r->hidden))
          << ", " << r->gates << " gate" << (r->gates == 1 ? "" : "s") << ", "
          << r->stateElementType() << ": ";
-      if (deviceLibrary && runsOnDeviceLibrary(*r))
+      std::string block = describeBlockKernel(*r, maxSharedBytes);
+      StringRef stepLoop = "step loop: ";
+      if (deviceLibrary && runsOnDeviceLibrary(*r) &&
+          StringRef(block).starts_with(stepLoop)) {
         os << "grid-wide persistent kernel (device library) for B of "
            << persistent::kBatchTile << " to "
            << persistent::layoutFor(r->hidden).maxBatch << " in steps of "
-           << persistent::kBatchTile << ", the step loop otherwise; ";
-      os << describeBlockKernel(*r, maxSharedBytes) << "\n";
+           << persistent::kBatchTile << ", the step loop otherwise (no block "
+           << "kernel: " << StringRef(block).drop_front(stepLoop.size())
+           << ")\n";
+        return;
+      }
+      os << block << "\n";
     });
   }
   return text;

@@ -573,33 +573,25 @@ void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
   scf::ForOp loop = r.loop;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  auto index = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
-    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
-  };
-  Value steps = loop.getUpperBound();
-  Value batch = memref::DimOp::create(b, loc, r.state, 0);
   // The kernel runs for a non-empty sequence and batch up to the plan's
   // largest batch, unless the runtime says not to (RNN_CUDA_PERSISTENT=0,
   // for comparisons in one process); the step loop otherwise.
-  Value enabled =
-      cmp(arith::CmpIPredicate::ne,
-          func::CallOp::create(b, loc, kPersistentEnabled,
-                               TypeRange{b.getI32Type()}, ValueRange{})
-              .getResult(0),
-          arith::ConstantIntOp::create(b, loc, 0, 32));
-  Value fits = arith::AndIOp::create(
-      b, loc, cmp(arith::CmpIPredicate::sgt, steps, index(0)),
-      arith::AndIOp::create(
-          b, loc, cmp(arith::CmpIPredicate::ugt, batch, index(0)),
-          cmp(arith::CmpIPredicate::ule, batch, index(plan.maxBatch))));
+  Value batch;
+  Value fits = rnn::buildBatchGuard(b, r, plan.maxBatch, 1, batch);
+  Value enabled = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      func::CallOp::create(b, loc, kPersistentEnabled,
+                           TypeRange{b.getI32Type()}, ValueRange{})
+          .getResult(0),
+      arith::ConstantIntOp::create(b, loc, 0, 32));
   fits = arith::AndIOp::create(b, loc, fits, enabled);
   auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&choice.getThenRegion().front());
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
     Value one = index(1);
     Value blocks = arith::MulIOp::create(b, loc, batch, index(r.heads));
     auto launch = gpu::LaunchOp::create(
@@ -610,7 +602,7 @@ void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
     launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
     OpBuilder::InsertionGuard inKernel(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    BlockKernelBuilder(r, plan, b, loc).build(launch, steps);
+    BlockKernelBuilder(r, plan, b, loc).build(launch, loop.getUpperBound());
     gpu::TerminatorOp::create(b, loc);
   }
   loop->moveBefore(choice.getElseRegion().front().getTerminator());
@@ -655,8 +647,8 @@ std::string rnn::describeBlockKernel(const StepRecurrence &r,
   std::optional<BlockPlan> plan = planFor(r, maxSharedBytes);
   if (!plan) {
     os << "step loop: a head of " << r.headSize << " units and " << r.gates
-       << " gates does not fit in one block (" << maxSharedBytes
-       << " bytes of shared memory, 1024 threads)";
+       << " gate" << (r.gates == 1 ? "" : "s") << " does not fit in one block ("
+       << maxSharedBytes << " bytes of shared memory, 1024 threads)";
     return text;
   }
   os << "block kernel for B up to " << plan->maxBatch

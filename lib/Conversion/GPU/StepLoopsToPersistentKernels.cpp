@@ -299,20 +299,11 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
     return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
   };
   Value steps = loop.getUpperBound();
-  Value batch = memref::DimOp::create(b, loc, r.state, 0);
   // The library's shapes: a batch of whole 8-row tiles, up to the layout's.
-  Value fits = cmp(arith::CmpIPredicate::ugt, batch, index(0));
-  fits = arith::AndIOp::create(
-      b, loc, fits,
-      cmp(arith::CmpIPredicate::ule, batch,
-          index(persistent::layoutFor(r.hidden).maxBatch)));
-  fits = arith::AndIOp::create(
-      b, loc, fits,
-      cmp(arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, batch, index(persistent::kBatchTile)),
-          index(0)));
-  fits = arith::AndIOp::create(b, loc, fits,
-                               cmp(arith::CmpIPredicate::sgt, steps, index(0)));
+  Value batch;
+  Value fits =
+      rnn::buildBatchGuard(b, r, persistent::layoutFor(r.hidden).maxBatch,
+                           persistent::kBatchTile, batch);
 
   // h_{t-1} and h_t alternate between the two halves of a scratch buffer
   // (rows for the largest batch): every block reads all of h_{t-1} while

@@ -448,3 +448,29 @@ llvm::SetVector<Operation *> rnn::opsNeededByGroup(const StepRecurrence &r) {
   }
   return needed;
 }
+
+Value rnn::buildBatchGuard(OpBuilder &b, const StepRecurrence &r,
+                           int64_t maxBatch, int64_t batchMultiple,
+                           Value &batch) {
+  scf::ForOp loop = r.loop;
+  Location loc = loop.getLoc();
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+  };
+  batch = memref::DimOp::create(b, loc, r.state, 0);
+  Value fits = arith::AndIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::ugt, batch, index(0)),
+      cmp(arith::CmpIPredicate::ule, batch, index(maxBatch)));
+  if (batchMultiple > 1)
+    fits = arith::AndIOp::create(
+        b, loc, fits,
+        cmp(arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, batch, index(batchMultiple)),
+            index(0)));
+  return arith::AndIOp::create(
+      b, loc, fits,
+      cmp(arith::CmpIPredicate::sgt, loop.getUpperBound(), index(0)));
+}

@@ -91,6 +91,13 @@ bool isLoopScratch(mlir::Value buffer, mlir::scf::ForOp loop);
 /// the kernels compute): the views a kernel rebuilds from the step index.
 llvm::SetVector<mlir::Operation *> opsNeededByGroup(const StepRecurrence &r);
 
+/// Whether a persistent kernel for `r` may run, built before its loop: the
+/// sequence is not empty and the batch B (S's rows) is 0 < B <= `maxBatch`
+/// and a multiple of `batchMultiple`. Sets `batch` to B.
+mlir::Value buildBatchGuard(mlir::OpBuilder &b, const StepRecurrence &r,
+                            int64_t maxBatch, int64_t batchMultiple,
+                            mlir::Value &batch);
+
 /// Whether the device library can run `r` as the grid-wide persistent kernel
 /// (convert-step-loops-to-persistent-kernels): a dense bf16 product of a
 /// (gates, hidden) pair it has entry points for.
