@@ -92,15 +92,7 @@ static Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
              b, loc, TypeRange{outType}, ValueRange{lhs, rhs},
              ValueRange{filled}, maps, iterators,
              [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value x = args[0], w = args[1];
-               if (x.getType() != element) {
-                 x = arith::ExtFOp::create(nb, l, element, x);
-                 w = arith::ExtFOp::create(nb, l, element, w);
-               }
-               Value product = arith::MulFOp::create(nb, l, x, w);
-               linalg::YieldOp::create(
-                   nb, l,
-                   Value(arith::AddFOp::create(nb, l, args[2], product)));
+               buildMultiplyAccumulate(nb, l, args, element);
              })
       .getResult(0);
 }

@@ -62,6 +62,10 @@ lowerOp(mlir::OpBuilder &b, mlir::Operation *op, bool headwiseGemms = false);
 mlir::SmallVector<mlir::Value> lowerPointwiseGroup(mlir::OpBuilder &b,
                                                    PointwiseOp group);
 
+/// The body of a contraction's linalg.generic: yields args[2] + x * w of
+/// its operands args[0] and args[1], extended to `element` where narrower.
+void buildMultiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::ValueRange args, mlir::Type element);
 /// A contraction of rows `lhs` [..., K] with a weight ([N, K], or [K, N]
 /// with `weightInOut`) onto `acc` (or zeros), marked for the library GEMM
 /// lowering.

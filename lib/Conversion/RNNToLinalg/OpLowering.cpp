@@ -14,6 +14,18 @@ using namespace mlir;
 namespace rnn {
 namespace lowering {
 
+void buildMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
+                             Type element) {
+  Value x = args[0], w = args[1];
+  if (x.getType() != element) {
+    x = arith::ExtFOp::create(b, loc, element, x);
+    w = arith::ExtFOp::create(b, loc, element, w);
+  }
+  Value product = arith::MulFOp::create(b, loc, x, w);
+  linalg::YieldOp::create(
+      b, loc, Value(arith::AddFOp::create(b, loc, args[2], product)));
+}
+
 /// A matmul becomes a contraction over the rows: a linalg.generic with the
 /// leading dimensions and N parallel and K reduced, marked with the weight
 /// layout so that the library-GEMM lowering can turn it into one GEMM call
@@ -56,14 +68,7 @@ Value buildContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
   auto contraction = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{filled},
       maps, iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value x = args[0], w = args[1];
-        if (x.getType() != element) {
-          x = arith::ExtFOp::create(nb, l, element, x);
-          w = arith::ExtFOp::create(nb, l, element, w);
-        }
-        Value product = arith::MulFOp::create(nb, l, x, w);
-        linalg::YieldOp::create(
-            nb, l, Value(arith::AddFOp::create(nb, l, args[2], product)));
+        buildMultiplyAccumulate(nb, l, args, element);
       });
   contraction->setAttr(kGemmWeightLayoutAttr,
                        b.getI32IntegerAttr(weightInOut ? 1 : 0));

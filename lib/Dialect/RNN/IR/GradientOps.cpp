@@ -45,16 +45,8 @@ LogicalResult OuterSumOp::verify() {
       return emitOpError() << name << " has type " << type
                            << "; expected rows [..., N] of rank 2 or more "
                               "with a static last size";
-  if (lhs.getRank() != rhs.getRank())
-    return emitOpError() << "lhs " << lhs << " and rhs " << rhs
-                         << " must have the same rows (ranks differ)";
-  for (int64_t d = 0; d + 1 < lhs.getRank(); ++d) {
-    int64_t a = lhs.getDimSize(d), b = rhs.getDimSize(d);
-    if (a != b && !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b))
-      return emitOpError() << "lhs " << lhs << " and rhs " << rhs
-                           << " must have the same rows (dimension " << d
-                           << " differs)";
-  }
+  if (failed(verifySameRows(*this, lhs, rhs)))
+    return failure();
   Type resultElement = result.getElementType();
   if (failed(
           verifyProductTypes(*this, lhs, rhs, resultElement, getAllowTf32())))
@@ -91,6 +83,21 @@ LogicalResult PreviousStatesOp::verify() {
     if (!sameSize(type.getDimSize(0), sequence.getDimSize(1)))
       return emitOpError() << "lengths " << type
                            << " do not have one entry per row of " << sequence;
+  }
+  return success();
+}
+
+LogicalResult rnn::verifySameRows(Operation *op, RankedTensorType lhs,
+                                  RankedTensorType rhs) {
+  if (lhs.getRank() != rhs.getRank())
+    return op->emitOpError() << "lhs " << lhs << " and rhs " << rhs
+                             << " must have the same rows (ranks differ)";
+  for (int64_t d = 0; d + 1 < lhs.getRank(); ++d) {
+    int64_t a = lhs.getDimSize(d), b = rhs.getDimSize(d);
+    if (a != b && !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b))
+      return op->emitOpError()
+             << "lhs " << lhs << " and rhs " << rhs
+             << " must have the same rows (dimension " << d << " differs)";
   }
   return success();
 }

@@ -96,16 +96,8 @@ LogicalResult HeadwiseOuterSumOp::verify() {
       return emitOpError() << name << " has type " << type
                            << "; expected rows of rank 2 or more with a "
                               "static last size";
-  if (lhs.getRank() != rhs.getRank())
-    return emitOpError() << "lhs " << lhs << " and rhs " << rhs
-                         << " must have the same rows (ranks differ)";
-  for (int64_t d = 0; d + 1 < lhs.getRank(); ++d) {
-    int64_t a = lhs.getDimSize(d), b = rhs.getDimSize(d);
-    if (a != b && !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b))
-      return emitOpError() << "lhs " << lhs << " and rhs " << rhs
-                           << " must have the same rows (dimension " << d
-                           << " differs)";
-  }
+  if (failed(verifySameRows(*this, lhs, rhs)))
+    return failure();
   if (failed(verifyHeadwiseWeight(*this, "result", result, gates)))
     return failure();
   if (failed(verifyProductTypes(*this, lhs, rhs, result.getElementType(),

@@ -3,7 +3,7 @@
 // rnn.matmul and rnn.outer_sum follow one precision rule: equal operand
 // element types; a result of that type, or f32 for f16/bf16 operands
 // (half-precision storage, single-precision accumulation); allow_tf32 only
-// for f32 operands.
+// for f32 operands. The outer sums also share their rule for the rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,13 @@ mlir::LogicalResult verifyProductTypes(mlir::Operation *op,
                                        mlir::RankedTensorType rhs,
                                        mlir::Type resultElement,
                                        bool allowTf32);
+
+/// Checks that the operands of an outer sum over rows (rnn.outer_sum,
+/// rnn.headwise_outer_sum) have the same rows: equal ranks, and equal
+/// leading sizes where both are static.
+mlir::LogicalResult verifySameRows(mlir::Operation *op,
+                                   mlir::RankedTensorType lhs,
+                                   mlir::RankedTensorType rhs);
 
 } // namespace rnn
 
