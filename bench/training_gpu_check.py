@@ -28,6 +28,19 @@ T, B = 7, 3
 LIMIT = 1e-4
 
 
+def _save_reference(path, model, func, args, results, saved, weights):
+    """The float64 backward of `func` for loss weights `weights`, saved with its arguments
+    and results into `path` (an .npz); closes `model`."""
+    grads = model.backward(func, args, results, saved, weights)
+    arrays = {"func": np.array(func)}
+    arrays.update({f"arg{i}": a for i, a in enumerate(args)})
+    arrays.update({f"weight{i}": w for i, w in enumerate(weights)})
+    arrays.update({f"result{i}": r for i, r in enumerate(results)})
+    arrays.update({f"grad{i}": g for i, g in enumerate(grads) if g is not None})
+    np.savez(path, **arrays)
+    model.close()
+
+
 def reference(ref_dir):
     import tempfile
 
@@ -51,14 +64,8 @@ def reference(ref_dir):
             results, saved = model.train_forward(func, *args)
             weights = [rng.standard_normal(r.shape).astype(np.float32).astype(np.float64)
                        for r in results]
-            grads = model.backward(func, args, results, saved, weights)
-            arrays = {"func": np.array(func)}
-            arrays.update({f"arg{i}": a for i, a in enumerate(args)})
-            arrays.update({f"weight{i}": w for i, w in enumerate(weights)})
-            arrays.update({f"result{i}": r for i, r in enumerate(results)})
-            arrays.update({f"grad{i}": g for i, g in enumerate(grads) if g is not None})
-            np.savez(ref_dir / f"{example}.npz", **arrays)
-            model.close()
+            _save_reference(ref_dir / f"{example}.npz", model, func, args, results, saved,
+                            weights)
         for k, (name, heads) in enumerate(HEADWISE):
             _headwise_reference(ref_dir, pathlib.Path(tmp), name, heads, seed=2000 + k)
 
@@ -92,14 +99,7 @@ def _headwise_reference(ref_dir, tmp, name, heads, seed):
     args += [f32(0.3 * rng.standard_normal(p.shape)) for _, p in spec.named_parameters()]
     results, saved = model.train_forward(func, *args)
     weights = [f32(rng.standard_normal(r.shape)) for r in results]
-    grads = model.backward(func, args, results, saved, weights)
-    arrays = {"func": np.array(func)}
-    arrays.update({f"arg{i}": a for i, a in enumerate(args)})
-    arrays.update({f"weight{i}": w for i, w in enumerate(weights)})
-    arrays.update({f"result{i}": r for i, r in enumerate(results)})
-    arrays.update({f"grad{i}": g for i, g in enumerate(grads) if g is not None})
-    np.savez(ref_dir / f"{tag}.npz", **arrays)
-    model.close()
+    _save_reference(ref_dir / f"{tag}.npz", model, func, args, results, saved, weights)
 
 
 def run_torch(model, name, tensors, torch):
