@@ -198,6 +198,18 @@ public:
         os << "  " << where << ": GEMM rnn.outer_sum -> ["
            << shapeOf(op.getResult(0).getType())
            << "]: outer products summed over all rows, " << why << "\n";
+      else if (auto outer = dyn_cast<HeadwiseOuterSumOp>(op))
+        os << "  " << where << ": "
+           << describeHeadwiseGemms(
+                  outer.getType().getDimSize(0) == 1 ? 0 : outer.getGates())
+           << " rnn.headwise_outer_sum -> ["
+           << shapeOf(op.getResult(0).getType())
+           << "]: outer products summed over all rows, " << why << "\n";
+      else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+        os << "  " << where << ": "
+           << describeHeadwiseGemms(
+                  headwise.getNumHeads() == 1 ? 0 : headwise.getGates())
+           << " " << describeHeadwise(headwise) << ": " << why << "\n";
       else
         os << "  " << where << ": kernel " << op.getName() << " -> ["
            << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
@@ -206,6 +218,25 @@ public:
   }
 
 private:
+  /// A head-wise product's calls: one strided-batched GEMM per gate, the
+  /// heads as the batch (`gates` = 0: one head, one dense GEMM).
+  static std::string describeHeadwiseGemms(int64_t gates) {
+    if (gates == 0)
+      return "GEMM (one head: the dense product)";
+    return std::to_string(gates) + " batched GEMM" + (gates == 1 ? "" : "s") +
+           " (one per gate, the heads as the batch)";
+  }
+
+  static std::string describeHeadwise(HeadwiseMatmulOp op) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    out << "rnn.headwise_matmul" << (op.getTransposed() ? " transposed" : "")
+        << " [" << shapeOf(op.getLhs().getType()) << "] x ["
+        << shapeOf(op.getRhs().getType()) << "] -> ["
+        << shapeOf(op.getResult().getType()) << "]";
+    return text;
+  }
+
   void explainLoop(const Application &app) {
     CellOp cell = app.cell;
     unsigned gemms = 0, kernels = 0;
@@ -214,6 +245,8 @@ private:
         continue;
       if (isa<MatmulOp>(op))
         ++gemms;
+      else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+        gemms += headwise.getNumHeads() == 1 ? 1 : headwise.getGates();
       else
         ++kernels;
     }
@@ -243,6 +276,11 @@ private:
         os << "    GEMM " << describeMatmul(matmul);
         explainMatmul(app, matmul);
         os << "\n";
+      } else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op)) {
+        os << "    " << describeHeadwiseGemms(headwise.getNumHeads() == 1
+                                                  ? 0
+                                                  : headwise.getGates())
+           << " " << describeHeadwise(headwise) << "\n";
       } else if (auto group = dyn_cast<PointwiseOp>(op)) {
         unsigned ops = 0;
         group.getBody().walk([&](Operation *inner) {

@@ -119,15 +119,12 @@ void registerCompilerPasses() {
   gpu::registerGPUToNVVMPipeline();
 }
 
-std::string bufferizationPipeline(bool headwiseGemms) {
+std::string bufferizationPipeline() {
   // Tensors to buffers with identity layouts at function boundaries (the
   // runtime passes dense row-major buffers), results written into
   // caller-provided buffers, states and sequences updated in place, no
   // copy that a reader can do without, and no allocation per time step.
-  return std::string(headwiseGemms
-                         ? "convert-rnn-to-linalg{headwise-gemms=true}"
-                         : "convert-rnn-to-linalg") +
-         ",canonicalize,cse,eliminate-empty-tensors,"
+  return "convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
          "allow-return-allocs-from-loops},"
@@ -148,9 +145,10 @@ std::string bufferizationPipeline(bool headwiseGemms) {
 std::string cpuLoweringPipeline(unsigned kPartials) {
   // Matmuls to the library GEMM; then loops and the LLVM dialect. rsqrt is
   // expanded and tanh goes to libm.
-  // Head-wise products as one GEMM per head and gate: BLAS calls.
-  return bufferizationPipeline(/*headwiseGemms=*/true) +
+  // Head-wise products as one batched call per gate (a BLAS call per head).
+  return bufferizationPipeline() +
          ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm "
+         "batched-function=rnn_cpu_gemm_batched "
          "partials-function=rnn_cpu_gemm_partials k-partials=" +
          std::to_string(kPartials) +
          "},"
@@ -259,7 +257,10 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
          // K-split partials added by the step's kernel: the two-stage cells'
          // [64 x 1024] x [1024 x N] products, MGU 15.7 -> 13.1 us per step
          // (H100, docs/performance-notes.md).
-         "convert-matmul-to-library-gemm{function=rnn_cuda_gemm tf32-flag "
+         // Head-wise products: a strided-batched GEMM per gate over the
+         // heads.
+         "convert-matmul-to-library-gemm{function=rnn_cuda_gemm "
+         "batched-function=rnn_cuda_gemm_batched tf32-flag "
          "constant-b-flag per-step-flag k-partials=" +
          std::to_string(kPartials) +
          "},"

@@ -192,8 +192,8 @@ static const char *describeDtype(int32_t dtype) {
 
 /// Whether every size and leading dimension is one the BLAS interface
 /// (32-bit int) and the layout rules accept; records why not otherwise.
-static bool checkOperands(int32_t bLayout, int64_t m, int64_t n, int64_t k,
-                          int64_t lda, int64_t ldb, int64_t ldc) {
+static bool checkOperands(int32_t bLayout, bool aIsKM, int64_t m, int64_t n,
+                          int64_t k, int64_t lda, int64_t ldb, int64_t ldc) {
   if (bLayout != RNN_GEMM_B_NK && bLayout != RNN_GEMM_B_KN) {
     recordFailure(RNN_ERROR_INTERNAL,
                   "rnn_cpu_gemm: b_layout is %d, not 0 (n x k) or 1 (k x n)",
@@ -206,14 +206,14 @@ static bool checkOperands(int32_t bLayout, int64_t m, int64_t n, int64_t k,
                   (long long)m, (long long)n, (long long)k);
     return false;
   }
-  int64_t bRow = bLayout == RNN_GEMM_B_NK ? k : n;
-  if (lda < k || ldb < bRow || ldc < n) {
+  int64_t aRow = aIsKM ? m : k, bRow = bLayout == RNN_GEMM_B_NK ? k : n;
+  if (lda < aRow || ldb < bRow || ldc < n) {
     recordFailure(RNN_ERROR_INTERNAL,
                   "rnn_cpu_gemm: a leading dimension is shorter than its row "
-                  "(lda=%lld for k=%lld, ldb=%lld for %lld, ldc=%lld for "
+                  "(lda=%lld for %lld, ldb=%lld for %lld, ldc=%lld for "
                   "n=%lld)",
-                  (long long)lda, (long long)k, (long long)ldb, (long long)bRow,
-                  (long long)ldc, (long long)n);
+                  (long long)lda, (long long)aRow, (long long)ldb,
+                  (long long)bRow, (long long)ldc, (long long)n);
     return false;
   }
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX ||
@@ -262,9 +262,10 @@ static const Blas &blas() {
 
 /// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too (a C
 /// that is accumulated into is widened first).
-static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
-                   int m, int n, int k, const uint16_t *a, int lda,
-                   const uint16_t *b, int ldb, void *c, int ldc) {
+static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout,
+                   bool aIsKM, float beta, int m, int n, int k,
+                   const uint16_t *a, int lda, const uint16_t *b, int ldb,
+                   void *c, int ldc) {
   bool narrowC = cDtype != RNN_F32;
   // Each product is below 2^62, so the sum cannot overflow a size_t.
   size_t count = size_t(m) * size_t(k) + size_t(n) * size_t(k) +
@@ -288,14 +289,15 @@ static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, float beta,
   if (narrowC && beta != 0.0f)
     widenMatrix(static_cast<const uint16_t *>(c), m, n, ldc, c32,
                 cDtype == RNN_BF16 ? bf16ToF32 : f16ToF32);
-  widenMatrix(a, m, k, lda, a32, widen);
+  int aRows = aIsKM ? k : m, aCols = aIsKM ? m : k;
+  widenMatrix(a, aRows, aCols, lda, a32, widen);
   int bRows = bLayout == RNN_GEMM_B_NK ? n : k;
   int bCols = bLayout == RNN_GEMM_B_NK ? k : n;
   widenMatrix(b, bRows, bCols, ldb, b32, widen);
 
-  blas().sgemm(CblasRowMajor, CblasNoTrans,
+  blas().sgemm(CblasRowMajor, aIsKM ? CblasTrans : CblasNoTrans,
                bLayout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans, m, n, k,
-               1.0f, a32, k, b32, bCols, beta, c32, ldc32);
+               1.0f, a32, aCols, b32, bCols, beta, c32, ldc32);
 
   if (narrowC)
     narrowMatrix(c32, m, n, static_cast<uint16_t *>(c), ldc,
@@ -308,10 +310,10 @@ const GemmFailure *rnn::runtime::getGemmFailure() {
   return lastFailure.status == RNN_OK ? nullptr : &lastFailure;
 }
 
-extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
-                             int32_t b_layout, int64_t m, int64_t n, int64_t k,
-                             int64_t a, int64_t lda, int64_t b, int64_t ldb,
-                             int64_t c, int64_t ldc) {
+/// rnn_cpu_gemm, with A stored k x m (and transposed) when `aIsKM`.
+static void gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                 bool aIsKM, int64_t m, int64_t n, int64_t k, int64_t a,
+                 int64_t lda, int64_t b, int64_t ldb, int64_t c, int64_t ldc) {
   bool supported = (ab_dtype == RNN_F32 && c_dtype == RNN_F32) ||
                    (ab_dtype == RNN_F64 && c_dtype == RNN_F64) ||
                    ((ab_dtype == RNN_BF16 || ab_dtype == RNN_F16) &&
@@ -326,7 +328,7 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
   }
   bool accumulate = (b_layout & RNN_GEMM_ACCUMULATE) != 0;
   b_layout &= ~RNN_GEMM_ACCUMULATE;
-  if (!checkOperands(b_layout, m, n, k, lda, ldb, ldc))
+  if (!checkOperands(b_layout, aIsKM, m, n, k, lda, ldb, ldc))
     return;
   if (m == 0 || n == 0 || (k == 0 && accumulate))
     return;
@@ -349,25 +351,57 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
                   lib.error.c_str());
     return;
   }
+  CBLAS_TRANSPOSE transA = aIsKM ? CblasTrans : CblasNoTrans;
   CBLAS_TRANSPOSE transB =
       b_layout == RNN_GEMM_B_NK ? CblasTrans : CblasNoTrans;
   if (ab_dtype == RNN_F32) {
-    lib.sgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0f,
+    lib.sgemm(CblasRowMajor, transA, transB, int(m), int(n), int(k), 1.0f,
               reinterpret_cast<const float *>(a), int(lda),
               reinterpret_cast<const float *>(b), int(ldb),
               accumulate ? 1.0f : 0.0f, reinterpret_cast<float *>(c), int(ldc));
     return;
   }
   if (ab_dtype == RNN_F64) {
-    lib.dgemm(CblasRowMajor, CblasNoTrans, transB, int(m), int(n), int(k), 1.0,
+    lib.dgemm(CblasRowMajor, transA, transB, int(m), int(n), int(k), 1.0,
               reinterpret_cast<const double *>(a), int(lda),
               reinterpret_cast<const double *>(b), int(ldb),
               accumulate ? 1.0 : 0.0, reinterpret_cast<double *>(c), int(ldc));
     return;
   }
-  gemm16(ab_dtype, c_dtype, b_layout, accumulate ? 1.0f : 0.0f, int(m), int(n),
-         int(k), reinterpret_cast<const uint16_t *>(a), int(lda),
+  gemm16(ab_dtype, c_dtype, b_layout, aIsKM, accumulate ? 1.0f : 0.0f, int(m),
+         int(n), int(k), reinterpret_cast<const uint16_t *>(a), int(lda),
          reinterpret_cast<const uint16_t *>(b), int(ldb), cPtr, int(ldc));
+}
+
+extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
+                             int32_t b_layout, int64_t m, int64_t n, int64_t k,
+                             int64_t a, int64_t lda, int64_t b, int64_t ldb,
+                             int64_t c, int64_t ldc) {
+  gemm(ab_dtype, c_dtype, b_layout, /*aIsKM=*/false, m, n, k, a, lda, b, ldb,
+       c, ldc);
+}
+
+extern "C" void rnn_cpu_gemm_batched(int32_t ab_dtype, int32_t c_dtype,
+                                     int32_t b_layout, int64_t batch,
+                                     int64_t m, int64_t n, int64_t k,
+                                     int64_t a, int64_t lda, int64_t stride_a,
+                                     int64_t b, int64_t ldb, int64_t stride_b,
+                                     int64_t c, int64_t ldc,
+                                     int64_t stride_c) {
+  if (batch < 0) {
+    recordFailure(RNN_ERROR_INTERNAL,
+                  "rnn_cpu_gemm_batched: a batch of %lld products",
+                  static_cast<long long>(batch));
+    return;
+  }
+  bool aIsKM = (b_layout & RNN_GEMM_A_KM) != 0;
+  b_layout &= ~RNN_GEMM_A_KM;
+  int64_t abBytes = rnn::runtime::dtypeBytes(ab_dtype);
+  int64_t cBytes = rnn::runtime::dtypeBytes(c_dtype);
+  for (int64_t i = 0; i < batch; ++i)
+    gemm(ab_dtype, c_dtype, b_layout, aIsKM, m, n, k,
+         a + i * stride_a * abBytes, lda, b + i * stride_b * abBytes, ldb,
+         c + i * stride_c * cBytes, ldc);
 }
 
 extern "C" void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,

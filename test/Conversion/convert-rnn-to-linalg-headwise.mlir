@@ -1,12 +1,12 @@
 // RUN: rnn-opt %s -split-input-file --convert-rnn-to-linalg | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --convert-rnn-to-linalg=headwise-gemms=true | FileCheck %s --check-prefix=GEMMS
 // RUN: rnn-opt %s -split-input-file --rnn-lower-to-llvm-cpu | FileCheck %s --check-prefix=CPU
 
 // A head-wise product is one contraction on views with heads and gates
 // dimensions of their own: lhs [B, NH·K] as [B, NH, K], the weight
 // [NH, G·N, K] as [NH, G, N, K], the result written as [B, G, NH, N] and
-// merged into the gate-major [B, G·NH·N]. It is not marked as a GEMM (no
-// rnn.gemm attribute): it lowers to loops, or a kernel on the GPU.
+// merged into the gate-major [B, G·NH·N]. It is marked with its form
+// (rnn.headwise_gemm = 0: forward), not as a GEMM of rows: the library GEMM
+// lowering makes it batched calls (convert-matmul-to-library-gemm-headwise.mlir).
 // CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3, d4)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
@@ -15,28 +15,14 @@
 // CHECK-DAG: %[[R:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2], [3]] {{.*}} : tensor<2x12x4xf32> into tensor<2x3x4x4xf32>
 // CHECK: %[[Z:.*]] = linalg.fill {{.*}} -> tensor<?x3x2x4xf32>
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[LHS]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%[[X]], %[[R]] : tensor<?x2x4xf32>, tensor<2x3x4x4xf32>) outs(%[[Z]] : tensor<?x3x2x4xf32>)
-// CHECK-NOT: rnn.gemm
+// CHECK-SAME: ins(%[[X]], %[[R]] : tensor<?x2x4xf32>, tensor<2x3x4x4xf32>) outs(%[[Z]] : tensor<?x3x2x4xf32>) attrs = {rnn.headwise_gemm = 0 : i32}
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: tensor.collapse_shape %[[P]] {{\[\[}}0], [1, 2, 3]] : tensor<?x3x2x4xf32> into tensor<?x24xf32>
-// With headwise-gemms (the CPU pipeline's choice): a loop over heads and,
-// inside, over gates; each iteration a contraction marked as a GEMM of
-// head h's columns of lhs [B, 4] with rows g·N.. of R[h] [4, 4] into a
-// zeroed slice of the result at column (g·NH + h)·N, inserted back (in
-// place once bufferized: the GEMM writes the result's columns).
-// GEMMS: func.func @forward
-// GEMMS: scf.for %[[H:.*]] = {{.*}} iter_args(%[[R:.*]] = %{{.*}}) -> (tensor<?x24xf32>)
-// GEMMS: %[[X:.*]] = tensor.extract_slice %arg0[0, %{{.*}}] [%{{.*}}, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
-// GEMMS: scf.for %[[G:.*]] = {{.*}} iter_args(%[[R2:.*]] = %[[R]]) -> (tensor<?x24xf32>)
-// GEMMS: %[[DEST:.*]] = tensor.extract_slice %[[R2]][0, %[[COL:.*]]] [%{{.*}}, 4] [1, 1]
-// GEMMS: %[[Z:.*]] = linalg.fill {{.*}} outs(%[[DEST]] : tensor<?x4xf32>)
-// GEMMS: %[[W:.*]] = tensor.extract_slice %arg1[%[[H]], %{{.*}}, 0] [1, 4, 4] [1, 1, 1] : tensor<2x12x4xf32> to tensor<4x4xf32>
-// GEMMS: %[[P:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<?x4xf32>, tensor<4x4xf32>) outs(%[[Z]] : tensor<?x4xf32>) attrs = {rnn.gemm_weight_layout = 0 : i32}
-// GEMMS: tensor.insert_slice %[[P]] into %[[R2]][0, %[[COL]]] [%{{.*}}, 4] [1, 1]
+// The CPU backend: one batched call per gate (the heads as the batch).
 // CPU: llvm.func @forward
-// CPU: llvm.call @rnn_cpu_gemm(
-// CPU-NOT: llvm.call @rnn_cpu_gemm(
+// CPU-COUNT-3: llvm.call @rnn_cpu_gemm_batched(
+// CPU-NOT: llvm.call @rnn_cpu_gemm
 // CPU: llvm.func @transposed
 func.func @forward(%h: tensor<?x8xf32>, %R: tensor<2x12x4xf32>) -> tensor<?x24xf32> {
   %g = rnn.headwise_matmul %h, %R gates 3 : tensor<?x8xf32>, tensor<2x12x4xf32> -> tensor<?x24xf32>
@@ -52,16 +38,10 @@ func.func @forward(%h: tensor<?x8xf32>, %R: tensor<2x12x4xf32>) -> tensor<?x24xf
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
 // CHECK: func.func @transposed
 // CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME: ins({{.*}} : tensor<?x3x2x4xbf16>, tensor<2x3x4x4xbf16>) outs({{.*}} : tensor<?x2x4xf32>)
+// CHECK-SAME: ins({{.*}} : tensor<?x3x2x4xbf16>, tensor<2x3x4x4xbf16>) outs({{.*}} : tensor<?x2x4xf32>) attrs = {rnn.headwise_gemm = 1 : i32}
 // CHECK: arith.extf
 // CHECK: tensor.collapse_shape {{.*}} : tensor<?x2x4xf32> into tensor<?x8xf32>
-// GEMMS: func.func @transposed
-// GEMMS: scf.for
-// GEMMS: linalg.fill
-// GEMMS: scf.for {{.*}} -> (tensor<?x4xf32>)
-// GEMMS: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x4xbf16>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<?x4xf32>) attrs = {rnn.gemm_weight_layout = 1 : i32}
-// GEMMS: tensor.insert_slice
-// CPU: llvm.call @rnn_cpu_gemm(
+// CPU-COUNT-3: llvm.call @rnn_cpu_gemm_batched(
 // CPU: llvm.func @outer
 func.func @transposed(%g: tensor<?x24xbf16>, %R: tensor<2x12x4xbf16>) -> tensor<?x8xf32> {
   %d = rnn.headwise_matmul %g, %R gates 3 transposed : tensor<?x24xbf16>, tensor<2x12x4xbf16> -> tensor<?x8xf32>
@@ -78,16 +58,9 @@ func.func @transposed(%g: tensor<?x24xbf16>, %R: tensor<2x12x4xbf16>) -> tensor<
 // CHECK: func.func @outer
 // CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<?x?x24xf32> into tensor<?x24xf32>
 // CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK-SAME: outs({{.*}} : tensor<2x3x4x4xf32>)
+// CHECK-SAME: outs({{.*}} : tensor<2x3x4x4xf32>) attrs = {rnn.headwise_gemm = 2 : i32}
 // CHECK: tensor.collapse_shape {{.*}} {{\[\[}}0], [1, 2], [3]] : tensor<2x3x4x4xf32> into tensor<2x12x4xf32>
-// GEMMS: func.func @outer
-// GEMMS: scf.for
-// GEMMS: scf.for
-// GEMMS: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 0] [1, 4, 4] [1, 1, 1] : tensor<2x12x4xf32> to tensor<4x4xf32>
-// GEMMS: linalg.fill
-// GEMMS: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4xf32>) attrs = {rnn.gemm_weight_layout = 1 : i32}
-// GEMMS: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, %{{.*}}, 0] [1, 4, 4] [1, 1, 1] : tensor<4x4xf32> into tensor<2x12x4xf32>
-// CPU: llvm.call @rnn_cpu_gemm(
+// CPU-COUNT-3: llvm.call @rnn_cpu_gemm_batched(
 func.func @outer(%g: tensor<?x?x24xf32>, %h: tensor<?x?x8xf32>) -> tensor<2x12x4xf32> {
   %d = rnn.headwise_outer_sum %g, %h gates 3 : tensor<?x?x24xf32>, tensor<?x?x8xf32> -> tensor<2x12x4xf32>
   return %d : tensor<2x12x4xf32>
@@ -106,9 +79,6 @@ func.func @outer(%g: tensor<?x?x24xf32>, %h: tensor<?x?x8xf32>) -> tensor<2x12x4
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<?x12xf32>, tensor<12x4xf32>) {{.*}} attrs = {rnn.gemm_weight_layout = 1 : i32}
 // CHECK: linalg.generic {{.*}} attrs = {rnn.gemm_weight_layout = 1 : i32}
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [1, 12, 4] : tensor<12x4xf32> into tensor<1x12x4xf32>
-// GEMMS-LABEL: func.func @one_head
-// GEMMS-NOT: scf.for
-// GEMMS: return
 func.func @one_head(%x: tensor<?x4xf32>, %R: tensor<1x12x4xf32>)
     -> (tensor<?x12xf32>, tensor<?x4xf32>, tensor<1x12x4xf32>) {
   %y = rnn.headwise_matmul %x, %R gates 3 : tensor<?x4xf32>, tensor<1x12x4xf32> -> tensor<?x12xf32>

@@ -28,10 +28,8 @@ void registerCompilerPasses();
 
 /// The passes that both targets run after rnn-optimize to get from tensors
 /// to buffers (rnn-opt registers it as `rnn-bufferize`); the same form as
-/// cpuLoweringPipeline(). `headwiseGemms`: head-wise products as one GEMM
-/// contraction per head and gate (the CPU's choice) rather than one
-/// contraction kernel.
-std::string bufferizationPipeline(bool headwiseGemms = false);
+/// cpuLoweringPipeline().
+std::string bufferizationPipeline();
 
 /// The textual pass pipeline that lowers optimised rnn IR to the LLVM
 /// dialect on the CPU: the passes of a module pass manager, without the

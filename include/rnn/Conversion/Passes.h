@@ -23,6 +23,18 @@ namespace rnn {
 /// [N, K] and 1 for [K, N]; convert-matmul-to-library-gemm turns the marked
 /// ops into GEMM calls.
 constexpr llvm::StringLiteral kGemmWeightLayoutAttr = "rnn.gemm_weight_layout";
+/// Marks the linalg.generic that convert-rnn-to-linalg makes of a head-wise
+/// product (not as per-head GEMMs) with its form: kHeadwiseForward,
+/// kHeadwiseTransposed (rnn.headwise_matmul, `transposed`) or
+/// kHeadwiseOuterSum (rnn.headwise_outer_sum). With a `batched-function`,
+/// convert-matmul-to-library-gemm turns each into one strided-batched GEMM
+/// call per gate, the heads as the batch.
+constexpr llvm::StringLiteral kHeadwiseGemmAttr = "rnn.headwise_gemm";
+enum HeadwiseGemmForm : int32_t {
+  kHeadwiseForward = 0,
+  kHeadwiseTransposed = 1,
+  kHeadwiseOuterSum = 2,
+};
 /// Marks a contraction whose rnn.matmul allowed TF32 arithmetic.
 constexpr llvm::StringLiteral kGemmAllowTf32Attr = "rnn.gemm_allow_tf32";
 /// Marks the linalg ops that convert-rnn-to-linalg makes of one rnn.pointwise

@@ -29,17 +29,12 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
     the caller).
 
     Head-wise products (`rnn.headwise_matmul`, `rnn.headwise_outer_sum`)
-    become one `linalg.generic` contraction each, which lowers to loops or,
-    on the GPU, to one thread per result element. With `headwise-gemms`
-    they become instead one marked contraction per head and gate, on strided
-    slices of the operands and written into a slice of the result: the
-    library GEMM lowering makes each a BLAS call (the CPU backend).
+    become one `linalg.generic` contraction each, on views with heads and
+    gates dimensions of their own, marked `rnn.headwise_gemm` with its form
+    (forward, transposed, outer sum): the library GEMM lowering makes each
+    one strided-batched call per gate, the heads as the batch; left alone
+    it lowers to loops.
   }];
-  let options = [
-    Option<"headwiseGemms", "headwise-gemms", "bool", "false",
-           "Lower head-wise products to one GEMM contraction per head and "
-           "gate">
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect", "::mlir::linalg::LinalgDialect",
@@ -110,6 +105,24 @@ def ConvertMatmulToLibraryGemm
     only for 16 <= M and a buffer of at most 16 MiB: an `scf.if` on M keeps
     the plain GEMM and consumer for other batches (the buffer is allocated
     empty then).
+
+    With `batched-function` set, each head-wise product that
+    convert-rnn-to-linalg left as one generic (marked `rnn.headwise_gemm`)
+    becomes one call per gate G
+
+    ```
+    func.call @<batched-function>(ab_dtype, c_dtype, b_layout, batch, m, n, k,
+                                  a, lda, stride_a, b, ldb, stride_b,
+                                  c, ldc, stride_c)
+    ```
+
+    with the NH heads as the batch (a head's operands `stride_*` elements
+    apart): the forward product `x_h · R[h, g]ᵀ` into gate g's columns, the
+    transposed one `d_{g,h} · R[h, g]` added up over the gates (gate 0
+    overwrites where a dead zero fill allows), and the outer sum
+    `d_{g,h}ᵀ · x_h` over all rows (`b_layout` bit 5, 32: A is stored
+    `k x m`). Leading dimensions that the type cannot show to be packed
+    are checked at run time, the generic kept as the fallback.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
@@ -120,6 +133,9 @@ def ConvertMatmulToLibraryGemm
     Option<"partialsFunction", "partials-function", "std::string",
            "\"rnn_cuda_gemm_partials\"",
            "The entry point that writes K-slice partial products">,
+    Option<"batchedFunction", "batched-function", "std::string", "\"\"",
+           "The strided-batched GEMM entry point that runs head-wise "
+           "products, one call per gate (empty: they stay loops)">,
     Option<"tf32Flag", "tf32-flag", "bool", "false",
            "Add 2 to b_layout for matmuls that allow TF32">,
     Option<"constantBFlag", "constant-b-flag", "bool", "false",
@@ -133,6 +149,8 @@ def ConvertMatmulToLibraryGemm
   ];
   let statistics = [
     Statistic<"numCalls", "gemm-calls", "Contractions turned into calls">,
+    Statistic<"numBatched", "gemm-batched",
+              "Head-wise products turned into strided-batched calls">,
     Statistic<"numPartials", "gemm-partials",
               "Products split into K-slice partials for their consumer">
   ];

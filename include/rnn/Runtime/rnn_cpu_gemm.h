@@ -22,6 +22,9 @@ extern "C" {
 #define RNN_GEMM_B_KN 1 /* B is k x n: C = A * B */
 /* Added to b_layout: accumulate, C += A * op(B). */
 #define RNN_GEMM_ACCUMULATE 4
+/* Added to b_layout of rnn_cpu_gemm_batched (and rnn_cuda_gemm_batched): A
+ * is stored k x m, with lda >= m, and C = A^T * op(B). */
+#define RNN_GEMM_A_KM 32
 
 /* C = A * op(B), overwriting C (C's old contents are never read, so it may
  * hold anything, NaNs included), or C += A * op(B) when b_layout includes
@@ -64,6 +67,17 @@ void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
                            int32_t b_layout, int64_t slices, int64_t m,
                            int64_t n, int64_t k, int64_t a, int64_t lda,
                            int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+
+/* `batch` products C_i = op(A_i) * op(B_i), X_i at x + i * stride_x
+ * elements, one rnn_cpu_gemm each (with RNN_GEMM_A_KM, A_i is k x m): the
+ * head-wise products, one call per gate with the heads as the batch
+ * (convert-matmul-to-library-gemm{batched-function}). Failures are recorded
+ * as for rnn_cpu_gemm. */
+void rnn_cpu_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                          int64_t a, int64_t lda, int64_t stride_a, int64_t b,
+                          int64_t ldb, int64_t stride_b, int64_t c,
+                          int64_t ldc, int64_t stride_c);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -141,6 +141,26 @@ void rnn_cuda_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                    int64_t m, int64_t n, int64_t k, int64_t a, int64_t lda,
                    int64_t b, int64_t ldb, int64_t c, int64_t ldc);
 
+/* Added to b_layout by convert-matmul-to-library-gemm for
+ * rnn_cuda_gemm_batched: A is stored k x m (its transpose is multiplied;
+ * the value of rnn_cpu_gemm.h). */
+#ifndef RNN_GEMM_A_KM
+#define RNN_GEMM_A_KM 32
+#endif
+
+/* `batch` products C_i = op(A_i) * op(B_i) on the current stream, X_i at
+ * x + i * stride_x elements: the head-wise products, one call per gate
+ * (convert-matmul-to-library-gemm{batched-function}). `b_layout` is
+ * rnn_cuda_gemm's, plus RNN_GEMM_A_KM for an A stored k x m (lda at least
+ * m); the accumulate bit adds to every C_i. One cuBLAS strided-batched GEMM
+ * (on a cuBLASLt candidate in a tuned graph for a per-step product with an
+ * m x k A). */
+void rnn_cuda_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                           int64_t batch, int64_t m, int64_t n, int64_t k,
+                           int64_t a, int64_t lda, int64_t stride_a, int64_t b,
+                           int64_t ldb, int64_t stride_b, int64_t c,
+                           int64_t ldc, int64_t stride_c);
+
 /* The partial products of `slices` consecutive K slices on the current
  * stream: for s < slices, C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T
  * with C_s at c + s * m * ldc elements. The arguments are those of

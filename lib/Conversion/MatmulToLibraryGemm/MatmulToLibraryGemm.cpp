@@ -466,6 +466,222 @@ static void splitIntoPartials(PartialsPlan plan, func::FuncOp callee,
   plan.fill.erase();
 }
 
+//===----------------------------------------------------------------------===//
+// Head-wise products as strided-batched GEMMs, one per gate
+//===----------------------------------------------------------------------===//
+
+/// b_layout's bit for an A stored k x m (RNN_GEMM_A_KM in
+/// rnn_cuda_runtime.h).
+constexpr int32_t kTransposedAFlag = 32;
+
+/// A memref operand's address in bytes and its sizes and strides in
+/// elements, all i64, read from its metadata.
+struct StridedOperand {
+  Value address;
+  SmallVector<Value> sizes, strides;
+  int64_t elementBytes = 0;
+
+  /// The address `elements` further on (a constant count).
+  Value at(OpBuilder &b, Location loc, Value elements) const {
+    Value bytes = arith::MulIOp::create(
+        b, loc, elements, arith::ConstantIntOp::create(b, loc, elementBytes, 64));
+    return arith::AddIOp::create(b, loc, address, bytes);
+  }
+};
+
+static StridedOperand describeOperand(OpBuilder &b, Location loc,
+                                      Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type i64 = b.getI64Type();
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  StridedOperand operand;
+  operand.elementBytes = type.getElementTypeBitWidth() / 8;
+  Value aligned =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value offset = arith::MulIOp::create(
+      b, loc, metadata.getOffset(),
+      arith::ConstantIndexOp::create(b, loc, operand.elementBytes));
+  operand.address = arith::IndexCastOp::create(
+      b, loc, i64, arith::AddIOp::create(b, loc, aligned, offset));
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    operand.sizes.push_back(
+        arith::IndexCastOp::create(b, loc, i64, metadata.getSizes()[d]));
+    operand.strides.push_back(
+        arith::IndexCastOp::create(b, loc, i64, metadata.getStrides()[d]));
+  }
+  return operand;
+}
+
+/// Null when the first `count` dimensions of `memref` are packed rows by
+/// its type (one dimension, or an identity layout); otherwise an i1 that
+/// says whether they are at run time (each stride the next one's times its
+/// size), for the rows to form one matrix dimension.
+static Value leadingDimsPacked(OpBuilder &b, Location loc, Value memref,
+                               unsigned count) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (count <= 1 || type.getLayout().isIdentity())
+    return Value();
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value packed;
+  for (unsigned d = 0; d + 1 < count; ++d) {
+    Value expected = arith::MulIOp::create(b, loc, metadata.getStrides()[d + 1],
+                                           metadata.getSizes()[d + 1]);
+    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       metadata.getStrides()[d], expected);
+    packed = packed ? arith::AndIOp::create(b, loc, packed, same) : same;
+  }
+  return packed;
+}
+
+/// Whether the innermost dimension of `value`'s memref type has unit stride.
+static bool innermostIsContiguous(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type && type.getRank() >= 1 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+/// The strided-batched calls of one head-wise product (HeadwiseLowering's
+/// generic, marked with its form), heads as the batch, one call per gate:
+///   forward     out[r, g, h, :] = x[r, h, :] · R[h, g]ᵀ        (m = rows)
+///   transposed  out[r, h, :] = Σ_g d[r, g, h, :] · R[h, g]     (m = rows)
+///   outer sum   out[h, g] = Σ_r d[r, g, h, :]ᵀ · x[r, h, :]     (k = rows)
+/// The rows (leading dimensions) must form one matrix dimension: packed by
+/// the type, or checked at run time with the generic as the fallback.
+/// Returns false, leaving the generic, when the operands do not qualify.
+static bool convertHeadwiseProduct(linalg::GenericOp generic,
+                                   func::FuncOp callee, int32_t layoutFlags) {
+  auto form = static_cast<rnn::HeadwiseGemmForm>(
+      cast<IntegerAttr>(generic->getAttr(rnn::kHeadwiseGemmAttr)).getInt());
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1)
+    return false;
+  Value lhs = generic.getDpsInputs()[0], rhs = generic.getDpsInputs()[1];
+  Value out = generic.getDpsInits()[0];
+  auto lhsType = dyn_cast<MemRefType>(lhs.getType());
+  auto rhsType = dyn_cast<MemRefType>(rhs.getType());
+  auto outType = dyn_cast<MemRefType>(out.getType());
+  if (!lhsType || !rhsType || !outType ||
+      lhsType.getElementType() != rhsType.getElementType() ||
+      dtypeCode(lhsType.getElementType()) < 0 ||
+      dtypeCode(outType.getElementType()) < 0 ||
+      !llvm::all_of(ValueRange{lhs, rhs, out}, innermostIsContiguous))
+    return false;
+  // Rows of each operand: its leading dimensions.
+  unsigned lhsRows, rhsRows = 0, outRows;
+  int64_t gates;
+  switch (form) {
+  case rnn::kHeadwiseForward: // [rows, NH, K] x [NH, G, N, K] -> [rows, G, NH, N]
+    lhsRows = lhsType.getRank() - 2, outRows = outType.getRank() - 3;
+    gates = rhsType.getRank() == 4 ? rhsType.getDimSize(1) : 0;
+    break;
+  case rnn::kHeadwiseTransposed: // [rows, G, NH, N] x [NH, G, N, K] -> [rows, NH, K]
+    lhsRows = lhsType.getRank() - 3, outRows = outType.getRank() - 2;
+    gates = rhsType.getRank() == 4 ? rhsType.getDimSize(1) : 0;
+    break;
+  case rnn::kHeadwiseOuterSum: // [R, G, NH, N] x [R, NH, K] -> [NH, G, N, K]
+    lhsRows = lhsType.getRank() - 3, rhsRows = rhsType.getRank() - 2,
+    outRows = 0;
+    gates = outType.getRank() == 4 ? outType.getDimSize(1) : 0;
+    if (lhsRows != 1 || rhsRows != 1)
+      return false;
+    break;
+  }
+  if (gates <= 0 || ShapedType::isDynamic(gates) || lhsRows < 1 ||
+      (form != rnn::kHeadwiseOuterSum && outRows != lhsRows))
+    return false;
+
+  OpBuilder builder(generic);
+  Location loc = generic.getLoc();
+  linalg::FillOp fill = findDeadZeroFill(generic, out);
+  Value packed;
+  for (auto [operand, rows] :
+       {std::pair{lhs, lhsRows}, std::pair{rhs, rhsRows},
+        std::pair{out, outRows}})
+    if (Value check = leadingDimsPacked(builder, loc, operand, rows))
+      packed = packed ? arith::AndIOp::create(builder, loc, packed, check)
+                      : check;
+  if (packed) {
+    auto guard = scf::IfOp::create(builder, loc, packed, /*withElse=*/true);
+    builder.setInsertionPointToStart(&guard.getElseRegion().front());
+    if (fill)
+      builder.clone(*fill);
+    builder.clone(*generic)->removeAttr(rnn::kHeadwiseGemmAttr);
+    builder.setInsertionPointToStart(&guard.getThenRegion().front());
+  }
+  StridedOperand a = describeOperand(builder, loc, lhs);
+  StridedOperand b = describeOperand(builder, loc, rhs);
+  StridedOperand c = describeOperand(builder, loc, out);
+  auto i32Constant = [&](int32_t v) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, v, 32);
+  };
+  auto i64Constant = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(builder, loc, v, 64);
+  };
+  auto times = [&](Value x, int64_t g) -> Value {
+    return arith::MulIOp::create(builder, loc, x, i64Constant(g));
+  };
+  // The product of the leading `count` sizes of `operand`.
+  auto rowsOf = [&](const StridedOperand &operand, unsigned count) {
+    Value rows = operand.sizes[0];
+    for (unsigned d = 1; d < count; ++d)
+      rows = arith::MulIOp::create(builder, loc, rows, operand.sizes[d]);
+    return rows;
+  };
+  Value abCode = i32Constant(dtypeCode(lhsType.getElementType()));
+  Value cCode = i32Constant(dtypeCode(outType.getElementType()));
+  // Strides of the head dimension and of the gate dimension, per form.
+  for (int64_t g = 0; g < gates; ++g) {
+    int32_t flags = layoutFlags;
+    // Each gate's call overwrites its own part of the result, except the
+    // transposed product's, where the gates add up into one result.
+    bool accumulate =
+        !fill || (form == rnn::kHeadwiseTransposed && g > 0);
+    if (accumulate)
+      flags |= kAccumulateFlag;
+    SmallVector<Value> args{abCode, cCode};
+    switch (form) {
+    case rnn::kHeadwiseForward: {
+      unsigned r = lhsRows; // R[h, g] is n x k.
+      args.append({i32Constant(flags), b.sizes[0], rowsOf(a, r), b.sizes[2],
+                   b.sizes[3], a.address, a.strides[r - 1], a.strides[r],
+                   b.at(builder, loc, times(b.strides[1], g)), b.strides[2],
+                   b.strides[0], c.at(builder, loc, times(c.strides[r], g)),
+                   c.strides[r - 1], c.strides[r + 1]});
+      break;
+    }
+    case rnn::kHeadwiseTransposed: {
+      unsigned r = lhsRows;
+      flags |= 1; // R[h, g] [N, K] is k x n.
+      args.append({i32Constant(flags), b.sizes[0], rowsOf(a, r), b.sizes[3],
+                   b.sizes[2], a.at(builder, loc, times(a.strides[r], g)),
+                   a.strides[r - 1], a.strides[r + 1],
+                   b.at(builder, loc, times(b.strides[1], g)), b.strides[2],
+                   b.strides[0], c.address, c.strides[r - 1], c.strides[r]});
+      break;
+    }
+    case rnn::kHeadwiseOuterSum: {
+      // A: d's gate g, head h, stored [R, N] (k x m); B: x's head h, [R, K]
+      // (k x n).
+      flags |= 1 | kTransposedAFlag;
+      args.append({i32Constant(flags), c.sizes[0], c.sizes[2], c.sizes[3],
+                   a.sizes[0], a.at(builder, loc, times(a.strides[1], g)),
+                   a.strides[0], a.strides[2], b.address, b.strides[0],
+                   b.strides[1], c.at(builder, loc, times(c.strides[1], g)),
+                   c.strides[2], c.strides[0]});
+      break;
+    }
+    }
+    func::CallOp::create(builder, loc, callee, args);
+  }
+  if (fill)
+    fill.erase();
+  generic.erase();
+  return true;
+}
+
 struct ConvertMatmulToLibraryGemmPass
     : public rnn::impl::ConvertMatmulToLibraryGemmBase<
           ConvertMatmulToLibraryGemmPass> {
@@ -473,12 +689,14 @@ struct ConvertMatmulToLibraryGemmPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::GenericOp> contractions;
+    SmallVector<linalg::GenericOp> contractions, headwise;
     module.walk([&](linalg::GenericOp op) {
       if (op->hasAttr(rnn::kGemmWeightLayoutAttr))
         contractions.push_back(op);
+      else if (!batchedFunction.empty() && op->hasAttr(rnn::kHeadwiseGemmAttr))
+        headwise.push_back(op);
     });
-    if (contractions.empty())
+    if (contractions.empty() && headwise.empty())
       return;
 
     Builder types(module.getContext());
@@ -518,6 +736,29 @@ struct ConvertMatmulToLibraryGemmPass
         layout |= kPerStepFlag;
       return layout;
     };
+
+    if (!headwise.empty()) {
+      func::FuncOp batchedCallee =
+          declareCallee(module, batchedFunction,
+                        {i32, i32, i32, i64, i64, i64, i64, i64, i64, i64, i64,
+                         i64, i64, i64, i64, i64});
+      for (linalg::GenericOp product : headwise) {
+        // The weight (B) of a head-wise matmul may be constant; the outer
+        // sum's operands are per-call data.
+        int32_t flags = 0;
+        if (tf32Flag && product->hasAttr(rnn::kGemmAllowTf32Attr))
+          flags |= 2;
+        auto form = cast<IntegerAttr>(product->getAttr(rnn::kHeadwiseGemmAttr));
+        if (form.getInt() != rnn::kHeadwiseOuterSum &&
+            constantArguments.contains(
+                rnn::rootBuffer(product.getDpsInputs()[1])))
+          flags |= kConstantBFlag;
+        if (perStepFlag && product->getParentOfType<LoopLikeOpInterface>())
+          flags |= kPerStepFlag;
+        if (convertHeadwiseProduct(product, batchedCallee, flags))
+          ++numBatched;
+      }
+    }
 
     // K-split partials first; the branches that keep the plain product are
     // then converted below like any other contraction.

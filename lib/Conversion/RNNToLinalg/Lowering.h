@@ -52,10 +52,8 @@ mlir::Value reduceRows(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Lowers one op of the dialect (not a cell, scan or step) to tensor-level
 /// code; returns its replacement values.
-/// `headwiseGemms`: head-wise products as GEMM contractions per head and
-/// gate instead of one generic contraction.
-mlir::FailureOr<mlir::SmallVector<mlir::Value>>
-lowerOp(mlir::OpBuilder &b, mlir::Operation *op, bool headwiseGemms = false);
+mlir::FailureOr<mlir::SmallVector<mlir::Value>> lowerOp(mlir::OpBuilder &b,
+                                                        mlir::Operation *op);
 
 /// Lowers an rnn.pointwise group: one linalg.generic per phase between its
 /// row reductions.
@@ -80,12 +78,10 @@ mlir::Value buildOuterSum(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::RankedTensorType resultType,
                           mlir::Value acc = {});
 
-/// Lowers the head-wise products: one linalg.generic contraction each, or,
-/// with `gemms`, one marked GEMM contraction per head and gate.
-mlir::Value lowerHeadwiseMatmul(mlir::OpBuilder &b, HeadwiseMatmulOp op,
-                                bool gemms);
-mlir::Value lowerHeadwiseOuterSum(mlir::OpBuilder &b, HeadwiseOuterSumOp op,
-                                  bool gemms);
+/// Lowers the head-wise products: one linalg.generic contraction each,
+/// marked with its form (kHeadwiseGemmAttr).
+mlir::Value lowerHeadwiseMatmul(mlir::OpBuilder &b, HeadwiseMatmulOp op);
+mlir::Value lowerHeadwiseOuterSum(mlir::OpBuilder &b, HeadwiseOuterSumOp op);
 
 /// Replaces an rnn.scan by a loop over time around the inlined cell.
 mlir::LogicalResult lowerScan(ScanOp scan, CellOp cell);

@@ -450,8 +450,7 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
       .getResult(0);
 }
 
-FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op,
-                                      bool headwiseGemms) {
+FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   if (isElementwise(op)) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -475,10 +474,9 @@ FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op,
   if (auto outer = dyn_cast<OuterSumOp>(op))
     return SmallVector<Value>{lowerOuterSum(b, outer)};
   if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
-    return SmallVector<Value>{lowerHeadwiseMatmul(b, headwise, headwiseGemms)};
+    return SmallVector<Value>{lowerHeadwiseMatmul(b, headwise)};
   if (auto headwise = dyn_cast<HeadwiseOuterSumOp>(op))
-    return SmallVector<Value>{
-        lowerHeadwiseOuterSum(b, headwise, headwiseGemms)};
+    return SmallVector<Value>{lowerHeadwiseOuterSum(b, headwise)};
   if (auto sum = dyn_cast<SumToOp>(op))
     return SmallVector<Value>{lowerSumTo(b, sum)};
   if (auto previous = dyn_cast<PreviousStatesOp>(op))

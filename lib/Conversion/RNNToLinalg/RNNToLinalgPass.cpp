@@ -53,7 +53,7 @@ struct ConvertRNNToLinalgPass
     for (Operation *op : ops) {
       OpBuilder b(op);
       FailureOr<SmallVector<Value>> replacements =
-          lowering::lowerOp(b, op, headwiseGemms);
+          lowering::lowerOp(b, op);
       if (failed(replacements)) {
         op->emitOpError("has no lowering to linalg");
         return signalPassFailure();

@@ -1,6 +1,7 @@
 //===- GemmDispatch.cpp - Where the GEMMs of a model call run -------------===//
 //
-// rnn_cuda_gemm and rnn_cuda_gemm_partials run a product on the runtime's
+// rnn_cuda_gemm, rnn_cuda_gemm_partials and rnn_cuda_gemm_batched (the
+// head-wise products) run a product on the runtime's
 // own kernels where one applies (PackedGemm.h, SmallBatchGemv.h,
 // PreloadedPartialsGemm.h), else on cuBLAS with the thread's handle and the
 // call's workspace, or, for a per-step GEMM in a tuned graph, on a cuBLASLt
@@ -20,6 +21,7 @@
 
 #include <cublas_v2.h>
 
+#include <climits>
 #include <string>
 
 using namespace rnn::cuda;
@@ -110,11 +112,11 @@ void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
     return " (m=" + std::to_string(gemm.cols) +
            ", n=" + std::to_string(gemm.rows) +
            ", k=" + std::to_string(gemm.depth * gemm.batch) +
-           (gemm.batch > 1 ? ", slices=" + std::to_string(gemm.batch) : "") +
+           (gemm.batch > 1 ? ", batch=" + std::to_string(gemm.batch) : "") +
            ")";
   };
   if (perStep && gemmCandidateThisCall >= 0 &&
-      gemm.compute != CUBLAS_COMPUTE_64F) {
+      gemm.compute != CUBLAS_COMPUTE_64F && gemm.transB == CUBLAS_OP_N) {
     cublasStatus_t status = rnn::cuda::runLtCandidate(
         gemm, gemmCandidateThisCall, reinterpret_cast<void *>(callWorkspace),
         callWorkspace ? workspaceBytesThisCall : 0, currentStream);
@@ -133,12 +135,12 @@ void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
   cublasStatus_t status =
       gemm.batch > 1
           ? cublasGemmStridedBatchedEx(
-                handle, gemm.transA, CUBLAS_OP_N, gemm.rows, gemm.cols,
+                handle, gemm.transA, gemm.transB, gemm.rows, gemm.cols,
                 gemm.depth, gemm.alpha, gemm.a, gemm.abType, gemm.lda,
                 gemm.strideA, gemm.b, gemm.abType, gemm.ldb, gemm.strideB,
                 gemm.beta, gemm.c, gemm.cType, gemm.ldc, gemm.strideC,
                 gemm.batch, gemm.compute, CUBLAS_GEMM_DEFAULT)
-          : cublasGemmEx(handle, gemm.transA, CUBLAS_OP_N, gemm.rows, gemm.cols,
+          : cublasGemmEx(handle, gemm.transA, gemm.transB, gemm.rows, gemm.cols,
                          gemm.depth, gemm.alpha, gemm.a, gemm.abType, gemm.lda,
                          gemm.b, gemm.abType, gemm.ldb, gemm.beta, gemm.c,
                          gemm.cType, gemm.ldc, gemm.compute,
@@ -261,5 +263,50 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
                             static_cast<int32_t>(slices),
                             scalars.alpha(),
                             scalars.beta()};
+  issueGemm(handle, gemm, (flags & RNN_GEMM_PER_STEP) != 0);
+}
+
+RNN_EXPORT void rnn_cuda_gemm_batched(int32_t abDtype, int32_t cDtype,
+                                      int32_t flags, int64_t batch, int64_t m,
+                                      int64_t n, int64_t k, int64_t a,
+                                      int64_t lda, int64_t strideA, int64_t b,
+                                      int64_t ldb, int64_t strideB, int64_t c,
+                                      int64_t ldc, int64_t strideC) {
+  afterReducedPrecisionCublas = false;
+  if (batch == 0 || m == 0 || n == 0 || callFailed())
+    return;
+  if (batch < 0 || batch > INT32_MAX) {
+    record("rnn_cuda_gemm_batched: a batch of " + std::to_string(batch) +
+           " products is not supported");
+    return;
+  }
+  // As rnn_cuda_gemm, column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: an A stored k x m is
+  // read as its column-major m x k and transposed.
+  bool bIsNK = (flags & 1) == 0, tf32 = (flags & 2) != 0;
+  bool accumulate = (flags & 4) != 0, aIsKM = (flags & RNN_GEMM_A_KM) != 0;
+  cublasHandle_t handle = cublasForNextGemm(abDtype, cDtype);
+  if (!handle)
+    return;
+  CublasScalars scalars(abDtype, tf32, accumulate);
+  rnn::cuda::LtGemm gemm = {cublasType(abDtype),
+                            cublasType(cDtype),
+                            scalars.compute,
+                            bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            n,
+                            m,
+                            k,
+                            reinterpret_cast<const void *>(b),
+                            ldb,
+                            strideB,
+                            reinterpret_cast<const void *>(a),
+                            lda,
+                            strideA,
+                            reinterpret_cast<void *>(c),
+                            ldc,
+                            strideC,
+                            static_cast<int32_t>(batch),
+                            scalars.alpha(),
+                            scalars.beta(),
+                            aIsKM ? CUBLAS_OP_T : CUBLAS_OP_N};
   issueGemm(handle, gemm, (flags & RNN_GEMM_PER_STEP) != 0);
 }

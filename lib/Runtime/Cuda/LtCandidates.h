@@ -34,6 +34,8 @@ struct LtGemm {
   int64_t ldc, strideC;
   int32_t batch;
   const void *alpha, *beta;
+  /// The second operand's op; cuBLASLt candidates run only CUBLAS_OP_N.
+  cublasOperation_t transB = CUBLAS_OP_N;
 };
 
 /// How many candidates the tuning tries (cuBLASLt's heuristic lists them
