@@ -562,6 +562,61 @@ struct FusePointwisePass
     }
   }
 
+  /// A block argument that the cell yields as an output (the training
+  /// forward's saved `c_{t-1}`) and a group reads whole becomes a result of
+  /// that group. Yielded as it is, the output is a copy of a state buffer
+  /// that the group overwrites in place: a temporary and a copy kernel
+  /// every step, and a step loop no persistent kernel can run. Written by
+  /// the group, it goes straight into its output sequence.
+  static bool passArgumentsThroughGroups(CellOp cell) {
+    Block &block = cell.getBodyBlock();
+    auto yield = cast<YieldOp>(block.getTerminator());
+    bool changed = false;
+    for (OpOperand &output : yield.getOutputsMutable()) {
+      auto argument = dyn_cast<BlockArgument>(output.get());
+      if (!argument || argument.getOwner() != &block)
+        continue;
+      for (PointwiseOp group : llvm::to_vector(block.getOps<PointwiseOp>())) {
+        if (group.getIterationType() != argument.getType())
+          continue;
+        ArrayRef<int64_t> operands = group.getReadOperands();
+        ArrayRef<int64_t> offsets = group.getReadOffsets();
+        std::optional<unsigned> read;
+        for (unsigned r = 0; r < operands.size() && !read; ++r)
+          if (group.getInputs()[operands[r]] == argument && offsets[r] == 0)
+            read = r;
+        if (!read)
+          continue;
+        SmallVector<Type> types(group.getResultTypes());
+        types.push_back(argument.getType());
+        SmallVector<int64_t> pieces(group.getNumResults(), 1);
+        if (std::optional<ArrayRef<int64_t>> old = group.getResultPieces())
+          pieces.assign(old->begin(), old->end());
+        pieces.push_back(1);
+        OpBuilder builder(group);
+        auto widened = PointwiseOp::create(builder, group.getLoc(), types,
+                                           group.getInputs(), operands,
+                                           offsets, pieces);
+        Block &body = widened.getBodyBlock();
+        for (auto [to, from] : llvm::zip(body.getArguments(),
+                                         group.getBodyBlock().getArguments()))
+          from.replaceAllUsesWith(to);
+        body.getOperations().splice(body.end(),
+                                    group.getBodyBlock().getOperations());
+        Operation *terminator = body.getTerminator();
+        terminator->insertOperands(terminator->getNumOperands(),
+                                   body.getArgument(*read));
+        group->replaceAllUsesWith(
+            widened->getResults().drop_back());
+        group->erase();
+        output.set(widened->getResults().back());
+        changed = true;
+        break;
+      }
+    }
+    return changed;
+  }
+
   void fuseCell(CellOp cell) {
     Block &block = cell.getBodyBlock();
     splitPerUser(block);
@@ -610,6 +665,8 @@ struct FusePointwisePass
       changed = true;
     }
     mergeUnfusedSplits(block);
+    if (changed)
+      passArgumentsThroughGroups(cell);
     if (!changed)
       return;
     // Groups were created at the end of the body; order the body again.

@@ -73,3 +73,37 @@ rnn.cell @views inputs(%x: tensor<?x4xf32>) states(%r: tensor<?x4xf32>, %u: tens
   %a, %b = rnn.split %m : tensor<?x12xf32> -> tensor<?x4xf32>, tensor<?x8xf32>
   rnn.yield outputs(%a : tensor<?x4xf32>) states(%a, %b : tensor<?x4xf32>, tensor<?x8xf32>)
 }
+
+// -----
+
+// A state yielded unchanged as an output (the training forward's saved
+// c_{t-1}) that a group reads whole: the group writes it as a result of its
+// own, which the cell yields instead (no copy of the state buffer that the
+// group rewrites in place). The state's new value still comes from the
+// group.
+// CHECK-LABEL: rnn.cell @saved_state
+// CHECK: %[[G:.*]]:2 = rnn.pointwise(%arg0, %arg1) : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>, tensor<?x4xf32> {
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[C:.*]]: f32):
+// CHECK: rnn.pointwise_yield %{{.*}}, %[[C]] : f32, f32
+// CHECK: rnn.yield outputs(%[[G]]#0, %[[G]]#1 : tensor<?x4xf32>, tensor<?x4xf32>) states(%[[G]]#0 : tensor<?x4xf32>)
+rnn.cell @saved_state inputs(%x: tensor<?x4xf32>) states(%c: tensor<?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %s = rnn.add %x, %c : tensor<?x4xf32>, tensor<?x4xf32>
+  %t = rnn.tanh %s : tensor<?x4xf32>
+  rnn.yield outputs(%t, %c : tensor<?x4xf32>, tensor<?x4xf32>) states(%t : tensor<?x4xf32>)
+}
+
+// -----
+
+// A state yielded as an output that no group reads whole (only a window
+// of it) stays a block argument of the yield.
+// CHECK-LABEL: rnn.cell @window_only
+// CHECK: rnn.yield outputs(%{{.*}}, %arg1 : tensor<?x2xf32>, tensor<?x4xf32>)
+rnn.cell @window_only inputs(%x: tensor<?x2xf32>) states(%c: tensor<?x4xf32>)
+    -> (tensor<?x2xf32>, tensor<?x4xf32>) {
+  %a, %b = rnn.split %c : tensor<?x4xf32> -> tensor<?x2xf32>, tensor<?x2xf32>
+  %s = rnn.add %x, %b : tensor<?x2xf32>, tensor<?x2xf32>
+  %t = rnn.tanh %s : tensor<?x2xf32>
+  %n = rnn.concat %t, %t : tensor<?x2xf32>, tensor<?x2xf32> -> tensor<?x4xf32>
+  rnn.yield outputs(%t, %c : tensor<?x2xf32>, tensor<?x4xf32>) states(%n : tensor<?x4xf32>)
+}
