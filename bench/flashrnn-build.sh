@@ -13,7 +13,11 @@
 #   models/slstm_d<D>/, headwise_lstm_d<D>/, headwise_gru_d<D>/   the zoo's cells at the
 #             same sizes, timed alongside (rnn.zoo.slstm: exponential forget gate, other
 #             equations, for reference; rnn.zoo.headwise_lstm and headwise_gru: the same
-#             functions as FlashRNN's with the weights mapped, checked too).
+#             functions as FlashRNN's with the weights mapped, checked too);
+#   train-models/<cell>_d<D>.pt   our training step of each FlashRNN function and D: an
+#             rnn.RNN of the cell (torch.save of the module, parameters on the meta device)
+#             carrying its CUDA training library for torch.autocast(bfloat16), compiled here
+#             (bench/flashrnn_compare.py build_train_models; needs torch here).
 # Before building, it checks the cells and the weight mappings against FlashRNN's PyTorch
 # backends on the CPU (bench/flashrnn_compare.py --cpu-check, tiny sizes), when torch
 # is here.
@@ -35,7 +39,7 @@ if [ ! -f "$BUILD/gpu/lib/librnn_runtime_cuda.so" ]; then
 fi
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-rm -rf "$OUT" && mkdir -p "$OUT/wheels" "$OUT/models"
+rm -rf "$OUT" && mkdir -p "$OUT/wheels" "$OUT/models" "$OUT/train-models"
 
 # FlashRNN (the version whose equations the cells follow) and what it imports beyond
 # torch (packaging: imported, not declared), pure Python; ninja as the GPU machine's Python
@@ -79,6 +83,18 @@ for fn in FUNCTIONS.values():
             print(f"flashrnn-build: {model_name(D, cell.name)}: NH={NH} D={D} {m!r}"
                   f"{' (compile cache)' if m.from_cache else ''}")
 PY
+if python3 -c "import torch" 2>/dev/null; then
+  PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" python3 - "$ROOT/bench" \
+    "$OUT/train-models" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from flashrnn_compare import build_train_models  # the modules name their cells by this module
+
+build_train_models(sys.argv[2])
+PY
+else
+  echo "flashrnn-build: no torch here; our training modules are not built (ours train: not run)"
+fi
 # Every saved model holds a copy of the runtime libraries; they are the ones in build/gpu/lib,
 # which travels once (bench/flashrnn-run.sh puts them back beside each model).
 for d in "$OUT"/models/*/; do
@@ -91,6 +107,6 @@ for d in "$OUT"/models/*/; do
     rm "$d/$lib"
   done
 done
-ls -l "$OUT"/wheels "$OUT"/models/*
+ls -l "$OUT"/wheels "$OUT"/models/* "$OUT"/train-models
 echo "flashrnn-build: $OUT $(du -sh "$OUT" | cut -f1), build/gpu/lib" \
   "$(du -sh "$BUILD/gpu/lib" | cut -f1) (carry both)"

@@ -29,16 +29,32 @@ too (same function), the zoo's sLSTM is timed for reference only (other equation
         PyTorch backends ("vanilla" in float64, "vanilla_fwbw" in float32 where FlashRNN has
         it: slstm, lstm) and the torch reference below, from zero and from random initial
         states; also the zoo's cell (the same function for the LSTM and GRU; the sLSTM
-        differs). bench/flashrnn-build.sh runs it.
-    python3 bench/flashrnn_compare.py MODEL_DIR OUT_JSON [--functions slstm,lstm,gru]
-            [--dims 16,64] [--backends cuda,...]
+        differs). Then the training step: the gradients of our rnn.RNN of the cell (float64,
+        CPU library) for x, W, R, b (and the initial states), and those of FlashRNN's
+        training steps ("vanilla", "vanilla_fwbw"; with and without the projection) mapped
+        to our layouts, against float64 autograd through the reference.
+        bench/flashrnn-build.sh runs it.
+    python3 bench/flashrnn_compare.py MODEL_DIR OUT_JSON [--train-model-dir DIR]
+            [--functions slstm,lstm,gru] [--dims 16,64] [--backends cuda,...]
         (the GPU machine; bench/flashrnn-run.sh sets the paths) first builds FlashRNN's
         "cuda" extensions of every (function, D) in parallel processes (--build-jobs), then
-        for each function and head dim D: loads our model MODEL_DIR/<cell>_d<D> (built by
-        bench/flashrnn-build.sh; its weights are replaced here), draws deterministic
-        bf16-exact weights and input, checks ours and every FlashRNN backend against a
-        float64 torch reference of the same equations on the GPU, and times the forward pass
-        (and FlashRNN's training step).
+        for each function and head dim D: loads our model MODEL_DIR/<cell>_d<D> and our
+        training module DIR/<cell>_d<D>.pt (default MODEL_DIR/../train-models; both built by
+        bench/flashrnn-build.sh, their weights replaced here), draws deterministic
+        bf16-exact weights, input and gradient of h, checks ours and every FlashRNN backend
+        against a float64 torch reference of the same equations on the GPU (the outputs,
+        and the training steps' gradients against float64 autograd through it), and times
+        the forward pass and the training step of each.
+
+Our training step is an rnn.RNN of the cell (python/rnn/nn.py), built here by
+build_train_models (bench/flashrnn-build.sh): float32 parameters on the meta device (no data:
+the weights are set on the GPU machine) and the CUDA training library that a call under
+torch.autocast(bfloat16) runs (library key TRAIN_KEY: bf16 matmul operands, float32 states
+and pointwise math), compiled without a GPU; torch.save of the module carries the library.
+On the GPU machine torch.load, Module.to_empty(device="cuda") and load_state_dict make it
+runnable. The carried library is written to the compile cache there and links the runtime
+libraries by name (librnn_runtime.so, librnn_runtime_cuda.so): bench/flashrnn-run.sh puts
+their copies (build/gpu/lib) on LD_LIBRARY_PATH.
 
 Inputs given to both sides: x [T, B, I] (ours reads it in float32, FlashRNN's projection in
 bf16: the same values), W [G_W H, I], R [NH, G_R D, D] (each head's [out, in] matrix, gate
@@ -47,7 +63,8 @@ same numbers (G_W, G_R, G_B = 4, 4, 4 for slstm and lstm, 3, 3, 4 for gru). Flas
 input projection precomputed: Wx = x W^T as [B, T, G_W, NH, D] (gate-major, then head, as our
 pre-activations), R as [G_R, NH, D_out, D_in], b as [G_B, NH, D]; it returns every state at
 every step, [S, B, T, NH, D] (S: h, c, n, m for slstm; h, c for lstm; h for gru), and the
-last ones.
+last ones. The training steps' loss is sum(h * dh) over all steps, with dh a fixed random
+bf16 tensor.
 
 Timings (CUDA events around each call, each call synchronised, warm-up first, `--repeats`
 calls per implementation in each of `--rounds` alternating rounds, median over all calls):
@@ -57,9 +74,17 @@ calls per implementation in each of `--rounds` alternating rounds, median over a
     re-layout of Wx, R and b included);
   * FlashRNN "<backend>+proj": the same with the projection x W^T (a torch bf16 GEMM on x
     [B, T, I]) in the timed call, the like-for-like comparison with ours;
+  * ours train: forward and backward of the whole layer (projection inside) under
+    torch.autocast("cuda", bfloat16): x [T, B, I] float32 and the float32 parameters W, R,
+    b requiring grad;
   * FlashRNN "<backend> train": forward and backward of its recurrence (Wx, R and b require
-    grad; a fixed random gradient of h). Ours: not measured here (the saved models are
-    inference libraries).
+    grad);
+  * FlashRNN "<backend> train+proj": the same with the projection inside (x [B, T, I] and W
+    in bf16 require grad instead of Wx), the like-for-like comparison with ours train.
+The training steps' gradients are checked against float64 autograd through the reference:
+the norm-wise relative error ||g - ref|| / ||ref|| of h and of the gradients of x, W, R and b
+(FlashRNN's mapped to our layouts; those of x and W follow in float64 from the gradient of Wx
+for "<backend> train"); ours beyond GRAD_LIMIT is reported as FAILED.
 A backend that FlashRNN 1.0.8 does not have for a function (triton_fused and vanilla_fwbw:
 slstm and lstm only; cuda_fused maps gru to cuda) is left out of that function's table and
 named under it. A backend that fails to build or run is reported with its error and skipped
@@ -80,6 +105,7 @@ import sys
 import tempfile
 import time
 import traceback
+from contextlib import nullcontext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -100,6 +126,10 @@ TRAIN_BACKENDS = ("cuda", "cuda_fused", "triton_fused", "vanilla_fwbw")
 SEED = 20241212
 DEVICE = "cuda"      # where run_dim runs (a test may set "cpu")
 BF16_LIMIT = 5e-2    # max |a - ref| / max |ref| over T = 1024 steps with bf16 operands
+GRAD_LIMIT = 2e-2    # ||g - ref|| / ||ref|| of h and each gradient, with bf16 operands
+# The library that rnn.RNN runs for a call on CUDA under torch.autocast(bfloat16) with float32
+# parameters: (device type, model dtype, matmul operand type).
+TRAIN_KEY = ("cuda", "f32", "bf16")
 
 
 @rnn.cell(states=("h", "c", "n", "m"))
@@ -360,13 +390,161 @@ def _fmt(e):
     return "  ".join(f"{k} {v:.1e}" for k, v in e.items())
 
 
+# -- training: gradients in our layouts, the reference's by float64 autograd -------------------
+
+def params_from_flashrnn(R_f, b_f):
+    """FlashRNN's R [G_R, NH, D_out, D_in] and b [G_B, NH, D] (or their gradients) in our
+    layouts, R [NH, G_R D, D] and b [G_B H]: the inverse of to_flashrnn."""
+    gr, nh, D, _ = R_f.shape
+    return R_f.permute(1, 0, 2, 3).reshape(nh, gr * D, D), b_f.reshape(-1)
+
+
+def norm_err(a, ref):
+    """||a - ref|| / ||ref||, in float64."""
+    a, ref = a.detach().double(), ref.detach().double()
+    assert a.shape == ref.shape, (a.shape, ref.shape)
+    return float(torch.linalg.vector_norm(a - ref)
+                 / torch.linalg.vector_norm(ref).clamp(min=1e-30))
+
+
+def grad_errs(ys, grads, ref):
+    """{"h": ..., "x": ..., "W": ..., ...}: norm-wise relative errors of the output sequence
+    `ys` and of each gradient in `grads` against `ref` (reference_grads' (ys, grads))."""
+    rys, rgrads = ref
+    return {"h": norm_err(ys, rys), **{k: norm_err(g, rgrads[k]) for k, g in grads.items()}}
+
+
+def reference_grads(x, w, NH_, dy, fn, states=None, dlast=None):
+    """float64 autograd through reference(): loss = sum(h * dy) over all steps (plus
+    sum(s * ds) over the last states for `dlast`, one ds per state, when given). Returns h for
+    every step [T, B, H] and the gradients of x, the weights of `w` and the initial
+    `states` when given ("h_0", "c_0", ...)."""
+    leaves = {k: v.detach().requires_grad_() for k, v in {"x": x, **w}.items()}
+    init = [s.detach().requires_grad_() for s in states] if states is not None else []
+    dlast = list(dlast or ())
+    with torch.enable_grad():
+        ys, last = reference(leaves["x"], {k: leaves[k] for k in w}, NH_, init or None, fn)
+        grads = torch.autograd.grad([ys] + last[:len(dlast)], list(leaves.values()) + init,
+                                    [dy] + dlast)
+    names = list(leaves) + [f"{s}_0" for s in fn.states[:len(init)]]
+    return ys.detach(), dict(zip(names, grads))
+
+
+def ours_train_grads(model, x, dy, names, states=None, dlast=None, autocast=None):
+    """One training step of our rnn.RNN `model` with the loss of reference_grads: returns h
+    for every step and the gradients of x, of the parameters `names` (the cell's names: "W"
+    for W_l0) and of the initial states when given. `autocast`: the dtype of torch.autocast
+    around the forward (None: none)."""
+    x = x.detach().clone().requires_grad_()
+    hx = None if states is None else [s[None].detach().clone().requires_grad_() for s in states]
+    model.zero_grad(set_to_none=True)
+    with torch.enable_grad():
+        with torch.autocast(x.device.type, dtype=autocast) if autocast else nullcontext():
+            ys, h_n = model(x, None if hx is None else hx[0] if len(hx) == 1 else tuple(hx))
+        outs = [ys] + last_states(h_n)[:len(dlast or ())]
+        torch.autograd.backward(outs, [d.to(o.dtype)
+                                       for d, o in zip([dy] + list(dlast or ()), outs)])
+    grads = {"x": x.grad}
+    grads.update({k: getattr(model, f"{k}_l0").grad for k in names})
+    grads.update({f"{s}_0": h.grad[0] for s, h in zip(model.state_names, hx or ())})
+    return ys.detach(), grads
+
+
+def flashrnn_train_step(fn, backend, dtype, leaves, dy):
+    """A training step of FlashRNN's `backend` (dtype its name, e.g. "bfloat16") as a
+    function: forward from `leaves`, (Wx, R, b) in its layouts, or (x [B, T, I], W, R, b) with
+    the projection x W^T inside, and backward of h's gradient dy [B, T, NH, D]."""
+    from flashrnn import flashrnn
+    NH_, D = dy.shape[2:]
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        if len(leaves) == 4:
+            x_bt, W, R, b = leaves
+            Wx = (x_bt @ W.T).view(*x_bt.shape[:2], fn.gw, NH_, D)
+        else:
+            Wx, R, b = leaves
+        all_states, _ = flashrnn(Wx, R, b, function=fn.name, backend=backend, dtype=dtype)
+        all_states[0].backward(dy)
+        return all_states[0]
+    return step
+
+
+def flashrnn_grads(leaves, x, W):
+    """The gradients of a FlashRNN training step's leaves (flashrnn_train_step) in our layouts,
+    {"x", "W", "R", "b"}: with (Wx, R, b), those of x [T, B, I] and W follow in float64 from
+    Wx's [B, T, G_W, NH, D] (x and W: the values Wx was made of)."""
+    *front, R_f, b_f = leaves
+    if len(front) == 2:
+        grads = {"x": front[0].grad.transpose(0, 1), "W": front[1].grad}
+    else:
+        dWx = front[0].grad.double()
+        B_, T_ = dWx.shape[:2]
+        dxw = dWx.transpose(0, 1).reshape(T_ * B_, -1)                   # [T B, G_W H]
+        grads = {"x": (dxw @ W.double()).view(T_, B_, -1),
+                 "W": dxw.T @ x.double().reshape(T_ * B_, -1)}
+    grads.update(zip("Rb", params_from_flashrnn(R_f.grad, b_f.grad)))
+    return grads
+
+
+def flashrnn_h(h):
+    """FlashRNN's h for every step [B, T, NH, D] as ours, [T, B, H]."""
+    B_, T_, nh, D = h.shape
+    return h.reshape(B_, T_, nh * D).transpose(0, 1)
+
+
+# -- our training modules: built here, run on the GPU machine -------------------------------
+
+def train_model_path(model_dir, D, cell):
+    return os.path.join(model_dir, model_name(D, cell.name) + ".pt")
+
+
+def build_train_models(out_dir, functions=None, dims=HEAD_DIMS):
+    """Builds our training modules for the GPU machine: for each function (default all) and
+    head dim, an rnn.RNN of its cell (input INPUT, hidden HIDDEN, NH = HIDDEN / D) with float32
+    parameters on the meta device (no data: the weights are set there) and its CUDA training
+    library for torch.autocast(bfloat16) (TRAIN_KEY), compiled here through the compile cache
+    (no GPU needed), saved by torch.save as OUT_DIR/<cell>_d<D>.pt: the pickle carries the
+    library and names the cell by reference, so import this file as `flashrnn_compare` to
+    build them (the GPU machine imports it under that name to load them). Returns the
+    paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for fn in functions or FUNCTIONS.values():
+        for D in dims:
+            NH_ = HIDDEN // D
+            t0 = time.perf_counter()
+            model = rnn.RNN(fn.cell, INPUT, HIDDEN, sizes={"NH": NH_}, device="meta")
+            library = model.build(device=TRAIN_KEY[0], dtype=torch.float32,
+                                  matmul_dtype=torch.bfloat16)
+            assert model._libraries.get(TRAIN_KEY) == library, model._libraries
+            path = train_model_path(out_dir, D, fn.cell)
+            torch.save(model, path)
+            print(f"flashrnn-build: {os.path.basename(path)}: NH={NH_} D={D}, "
+                  f"{os.path.getsize(path) / 2**20:.2f} MiB "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+            paths.append(path)
+    return paths
+
+
+def load_train_model(path, device="cuda"):
+    """Our training module saved by build_train_models, on `device`, its parameters
+    uninitialised (load_state_dict them)."""
+    model = torch.load(path, weights_only=False)
+    if TRAIN_KEY not in getattr(model, "_library_blobs", {}):
+        raise RuntimeError(f"{path} carries no library for {TRAIN_KEY} (libraries for: "
+                           f"{sorted(getattr(model, '_library_blobs', {}))})")
+    return model.to_empty(device=device)
+
+
 # -- here: the mapping on the CPU --------------------------------------------------------------
 
 def cpu_check(functions):
     """Tiny check on the CPU of each cell, its weight mapping and FlashRNN's PyTorch backends
     against the float64 reference: ours, the zoo's cell where it is the same function (LSTM,
-    GRU) and "vanilla" in float64 (limit 1e-12), "vanilla_fwbw" in float32 (limit 1e-5).
-    Returns 0 when all agree."""
+    GRU) and "vanilla" in float64 (limit 1e-12), "vanilla_fwbw" in float32 (limit 1e-5); then
+    the training steps' gradients (cpu_check_training). Returns 0 when all agree."""
     from flashrnn import flashrnn
     T_, B_, NH_, D, I_ = 5, 3, 2, 4, 6
     H_ = NH_ * D
@@ -425,8 +603,59 @@ def cpu_check(functions):
             if not fn.zoo_same:
                 e = errs(got_zoo, ref)
                 print(f"  {'rnn.zoo.slstm (differs: exp forget)':36s} {_fmt(e)}")
+        failed |= cpu_check_training(fn, x, w, init, NH_)
     print(f"cpu-check: {'FAIL' if failed else 'PASS'}")
     return 1 if failed else 0
+
+
+def cpu_check_training(fn, x, w, init, NH_):
+    """The training step of `fn` on the CPU against float64 autograd through the reference:
+    our rnn.RNN of the cell (float64) from zero initial states with the GPU's loss,
+    sum(h * dh), and from the random initial states `init` with the last states in the loss
+    too (limit 1e-10); FlashRNN's training steps with the GPU's loss, their gradients mapped
+    to our layouts: "vanilla" in float64 (1e-10) and "vanilla_fwbw" in float32 (1e-5), each
+    from Wx and with the projection inside. Returns True when one differs."""
+    T_, B_, I_ = x.shape
+    H_ = w["W"].shape[0] // fn.gw
+    D = H_ // NH_
+    g = torch.Generator().manual_seed(3)
+    dy = torch.randn(T_, B_, H_, generator=g, dtype=x.dtype)
+    dlast = [torch.randn(B_, H_, generator=g, dtype=x.dtype) for _ in fn.states]
+    model = rnn.RNN(fn.cell, I_, H_, sizes={"NH": NH_}, dtype=x.dtype)
+    model.load_state_dict({f"{k}_l0": v for k, v in w.items()})
+    failed = False
+    print(f"cpu-check{'' if fn.name == 'slstm' else ' ' + fn.name} training, T={T_} B={B_} "
+          f"NH={NH_} D={D} I={I_}: ||g - ref|| / ||ref|| vs float64 autograd of the reference")
+    ref = reference_grads(x, w, NH_, dy, fn)
+    results = {"ours rnn.RNN (float64, from zeros)":
+               (ours_train_grads(model, x, dy, list(w)), ref, 1e-10),
+               "ours rnn.RNN (float64, random initial states, last states in the loss)":
+               (ours_train_grads(model, x, dy, list(w), init, dlast),
+                reference_grads(x, w, NH_, dy, fn, init, dlast), 1e-10)}
+    dy_fr = dy.transpose(0, 1).reshape(B_, T_, NH_, D)
+    R_f, b_f = to_flashrnn(w, NH_)
+    x_bt = x.transpose(0, 1).contiguous()
+    for backend, dt, limit in (("vanilla", torch.float64, 1e-10),
+                               ("vanilla_fwbw", torch.float32, 1e-5)):
+        if backend in fn.unsupported:
+            continue
+        Wx = flashrnn_wx((x.reshape(T_ * B_, I_) @ w["W"].T).view(T_, B_, -1), NH_, fn.gw)
+        for variant, inputs in (("train", (Wx, R_f, b_f)),
+                                ("train+proj", (x_bt, w["W"], R_f, b_f))):
+            name = f"FlashRNN {backend} {variant} ({str(dt)[6:]})"
+            leaves = [t.to(dt).detach().requires_grad_() for t in inputs]
+            try:
+                h = flashrnn_train_step(fn, backend, str(dt)[6:], leaves, dy_fr.to(dt))()
+                results[name] = ((flashrnn_h(h).detach(), flashrnn_grads(leaves, x, w["W"])),
+                                 ref, limit)
+            except Exception as e:  # noqa: BLE001 - report and go on
+                print(f"  {name}: FAILED {short(e)}")
+                failed = True
+    for name, (got, ref_, limit) in results.items():
+        e = grad_errs(*got, ref_)
+        failed |= max(e.values()) > limit
+        print(f"  {name}\n    {_fmt(e)}  (limit {limit:g})")
+    return failed
 
 
 # -- on the GPU --------------------------------------------------------------------------------
@@ -466,15 +695,17 @@ def run_dim(D, args, skip, fn=None):
     NH_ = HIDDEN // D
     dev = DEVICE
     rec = {"function": fn.name, "D": D, "NH": NH_, "T": T, "B": B, "H": HIDDEN, "I": INPUT,
-           "errors": {}, "failures": {}, "ms": {}, "samples_ms": {}}
+           "errors": {}, "grad_errors": {}, "failures": {}, "ms": {}, "samples_ms": {}}
     w = draw_weights(INPUT, HIDDEN, NH_, seed=SEED + D, dtype=torch.float32, fn=fn)
     g = torch.Generator().manual_seed(SEED)
     x32 = torch.randn(T, B, INPUT, generator=g).to(torch.bfloat16).float()
-    dy = torch.randn(B, T, NH_, D, generator=g).to(torch.bfloat16)
+    dy = torch.randn(B, T, NH_, D, generator=g).to(torch.bfloat16)       # h's gradient
     w = {k: v.to(dev) for k, v in w.items()}
     x32, dy = x32.to(dev), dy.to(dev)
+    dy_t = flashrnn_h(dy).contiguous()                                    # ours: [T, B, H]
 
-    # Ours: the saved model with these weights.
+    # Ours: the saved model with these weights (rnn.load also loads the runtime that our
+    # training module's library links).
     model = rnn.load(os.path.join(args.model_dir, model_name(D, fn.cell.name)))
     assert model.device.startswith("cuda") and model._matmul_type, (model.device,)
     model.load_state_dict({f"{k}_l0": v for k, v in w.items()})
@@ -540,33 +771,67 @@ def run_dim(D, args, skip, fn=None):
         timed[f"{backend}+proj"] = (
             lambda be=backend: fr_call(be, (x16_bt @ W16.T).view(B, T, fn.gw, NH_, D)))
 
-    # Training steps of FlashRNN's recurrence: forward and backward from Wx, R, b.
+    # Training steps: ours (the whole layer) and FlashRNN's (its recurrence from Wx, and with
+    # the projection), each checked against float64 autograd through the reference.
     train = {}
+    if args.train:
+        ref_grads = reference_grads(x32.double(), w64, NH_, dy_t.double(), fn)
+        print("  training: ||g - ref|| / ||ref|| vs float64 autograd (h; gradients of x, W, R, "
+              "b)")
+        try:
+            tm = load_train_model(train_model_path(args.train_model_dir, D, fn.cell), dev)
+            tm.load_state_dict({f"{k}_l0": v for k, v in w.items()})
+            e = grad_errs(*ours_train_grads(tm, x32, dy_t, list(w), autocast=torch.bfloat16),
+                          ref_grads)
+            rec["grad_errors"]["ours train"] = e
+            worst = max(e, key=e.get)
+            ok = e[worst] <= GRAD_LIMIT
+            print(f"  {'ours train':33s} {_fmt(e)}  {'agree' if ok else 'FAILED'}")
+            if not ok:
+                rec["failures"]["ours train"] = (f"gradient of {worst} differs from the float64 "
+                                                 f"reference: {e[worst]:.1e} > {GRAD_LIMIT:g} "
+                                                 "(timed all the same)")
+            xt = x32.detach().clone().requires_grad_()
+
+            def ours_step():
+                xt.grad = None
+                tm.zero_grad(set_to_none=True)
+                with torch.autocast(xt.device.type, dtype=torch.bfloat16):
+                    ys, _ = tm(xt)
+                ys.backward(dy_t)
+            train["ours train"] = ours_step
+        except Exception as e:  # noqa: BLE001 - report and go on
+            traceback.print_exc()
+            rec["failures"]["ours train"] = short(e)
+            print(f"  ours train: FAILED {short(e)}")
     for backend in (args.train_backends if args.train else ()):
         if backend in fn.unsupported:
             rec.setdefault("unsupported", {})[f"{backend} train"] = fn.unsupported[backend]
             continue
         if backend in skip or backend in rec["failures"]:
             continue
-        leaves = [t.detach().clone().requires_grad_() for t in (Wx16, R16, b16)]
-
-        def step(be=backend, leaves=leaves):
-            for t in leaves:
-                t.grad = None
-            all_states, _ = flashrnn(*leaves, function=fn.name, backend=be, dtype="bfloat16")
-            all_states[0].backward(dy)
-        try:
-            step()
-            torch.cuda.synchronize()
-            bad = [n for n, t in zip(("Wx", "R", "b"), leaves)
-                   if t.grad is None or not torch.isfinite(t.grad).all()]
-            if bad:
-                raise RuntimeError(f"gradients of {', '.join(bad)} missing or not finite")
-        except Exception as e:  # noqa: BLE001
-            rec["failures"][f"{backend} train"] = short(e)
-            print(f"  FlashRNN {backend} train: FAILED {short(e)}")
-            continue
-        train[f"{backend} train"] = step
+        for variant, inputs, names in (("train", (Wx16, R16, b16), ("Wx", "R", "b")),
+                                       ("train+proj", (x16_bt, W16, R16, b16),
+                                        ("x", "W", "R", "b"))):
+            name = f"{backend} {variant}"
+            leaves = [t.detach().clone().requires_grad_() for t in inputs]
+            step = flashrnn_train_step(fn, backend, "bfloat16", leaves, dy)
+            try:
+                h = step()
+                torch.cuda.synchronize()
+                bad = [n for n, t in zip(names, leaves)
+                       if t.grad is None or not torch.isfinite(t.grad).all()]
+                if bad:
+                    raise RuntimeError(f"gradients of {', '.join(bad)} missing or not finite")
+                e = grad_errs(flashrnn_h(h), flashrnn_grads(leaves, x32, w["W"]), ref_grads)
+                rec["grad_errors"][name] = e
+                print(f"  {'FlashRNN ' + name:33s} {_fmt(e)}")
+                del h
+            except Exception as e:  # noqa: BLE001
+                rec["failures"][name] = short(e)
+                print(f"  FlashRNN {name}: FAILED {short(e)}")
+                continue
+            train[name] = step
 
     # Timing: every implementation in turn, `rounds` rounds.
     runners = dict(timed)
@@ -595,15 +860,17 @@ def run_dim(D, args, skip, fn=None):
 
 def table(records, backends, train_backends, fn=None, title=False):
     """The summary of one function (default the sLSTM): forward ms of ours and each FlashRNN
-    backend (recurrence alone and with the projection), the best FlashRNN over ours, and
-    FlashRNN's training steps. `title`: a first line naming the function."""
+    backend (recurrence alone and with the projection) and the best FlashRNN over ours; the
+    same for the training steps, and their gradients' errors. `title`: a first line naming
+    the function."""
     fn = fn or FUNCTIONS["slstm"]
     backends = [be for be in backends if be not in fn.unsupported]
     train_backends = [be for be in train_backends if be not in fn.unsupported]
     cols = ["ours", "ours zoo"]
     for be in backends:
         cols += [be, f"{be}+proj"]
-    tcols = [f"{be} train" for be in train_backends]
+    tcols = ["ours train"] + [f"{be} {v}" for be in train_backends
+                              for v in ("train", "train+proj")]
     lines = [f"== {fn.title}: FlashRNN function \"{fn.name}\", ours = {fn.cell.name} =="] \
         if title else []
     lines += [f"Forward ms (T={T}, B={B}, H={HIDDEN}, I={INPUT}, bf16).",
@@ -632,15 +899,30 @@ def table(records, backends, train_backends, fn=None, title=False):
             "with_projection": proj_best / ours if ours and proj_best else None}
         lines.append(f"{rec['D']:>4} {rec['NH']:>3} {cells} {r1} {r2}")
     if any(c in rec["ms"] for rec in records for c in tcols):
-        lines += ["", "FlashRNN training step ms (forward + backward of its recurrence, Wx, R, b "
-                  "requiring grad); ours: not measured (TODO: our training libraries)."]
+        lines += ["", f"Training step ms (forward + backward, T={T}, B={B}, H={HIDDEN}, "
+                  f"I={INPUT}, bf16 matmuls, loss sum(h dh)).",
+                  "ours train = the whole layer (projection inside; x, W, R, b require grad; "
+                  "torch.autocast bf16, float32 parameters);",
+                  "FlashRNN <b> train = its recurrence (Wx, R, b require grad); <b> train+proj = "
+                  "with the x W^T GEMM (x, W, R, b in bf16 require grad).",
+                  "ratio = best FlashRNN / ours train (>1: ours faster): rec = its recurrence "
+                  "alone, +proj = like for like."]
         width = {c: max(len(c), 8) for c in tcols}
-        head = f"{'D':>4} {'NH':>3} " + " ".join(f"{c:>{width[c]}}" for c in tcols)
+        head = f"{'D':>4} {'NH':>3} " + " ".join(f"{c:>{width[c]}}" for c in tcols) + \
+            f" {'ratio rec':>9} {'ratio +proj':>11}"
         lines += [head, "-" * len(head)]
         for rec in records:
-            lines.append(f"{rec['D']:>4} {rec['NH']:>3} " + " ".join(
-                f"{rec['ms'][c]:{width[c]}.3f}" if c in rec["ms"] else f"{'-':>{width[c]}}"
-                for c in tcols))
+            ms = rec["ms"]
+            cells = " ".join(f"{ms[c]:{width[c]}.3f}" if c in ms else f"{'-':>{width[c]}}"
+                             for c in tcols)
+            best = [min((ms[f"{be} {v}"] for be in train_backends if f"{be} {v}" in ms),
+                        default=None) for v in ("train", "train+proj")]
+            ours = ms.get("ours train")
+            ratios = [b / ours if ours and b else None for b in best]
+            rec["ratio_best_flashrnn_train_over_ours"] = dict(
+                zip(("recurrence", "with_projection"), ratios))
+            lines.append(f"{rec['D']:>4} {rec['NH']:>3} {cells} " + " ".join(
+                f"{r:{n}.2f}" if r else f"{'-':>{n}}" for r, n in zip(ratios, (9, 11))))
     lines += ["", "Max rel err vs the float64 reference (h over all steps / worst last state); "
               f"agree = within {BF16_LIMIT:g}:"]
     for rec in records:
@@ -650,6 +932,14 @@ def table(records, backends, train_backends, fn=None, title=False):
             lines.append(f"  D={rec['D']:<4} {name:28s} h {e['h']:.1e}  states "
                          f"{max(others):.1e}  "
                          f"{'agree' if worst <= BF16_LIMIT else 'DIFFER'}")
+    if any(rec.get("grad_errors") for rec in records):
+        lines += ["", "Training: ||g - ref|| / ||ref|| vs float64 autograd of the reference (h, "
+                  f"and the gradients of x, W, R, b); agree = within {GRAD_LIMIT:g}:"]
+        for rec in records:
+            for name, e in rec.get("grad_errors", {}).items():
+                ok = max(e.values()) <= GRAD_LIMIT
+                verdict = "agree" if ok else "FAILED" if name == "ours train" else "DIFFER"
+                lines.append(f"  D={rec['D']:<4} {name:28s} {_fmt(e)}  {verdict}")
     failures = [(rec["D"], k, v) for rec in records for k, v in rec["failures"].items()]
     if failures:
         lines += ["", "Failures:"] + [f"  D={d:<4} {k}: {v}" for d, k, v in failures]
@@ -671,6 +961,7 @@ def flashrnn_version():
 
 def write_json(args, records, build=None):
     config = {"T": T, "B": B, "H": HIDDEN, "I": INPUT, "dtype": "bfloat16",
+              "grad_limit": GRAD_LIMIT,
               "rounds": args.rounds, "repeats": args.repeats, "warmup": args.warmup,
               "device": torch.cuda.get_device_name(0), "torch": torch.__version__,
               "cuda": torch.version.cuda, "flashrnn": flashrnn_version(),
@@ -784,8 +1075,11 @@ def main():
                     help="FlashRNN forward backends (default %(default)s)")
     ap.add_argument("--train-backends", default=",".join(TRAIN_BACKENDS),
                     help="FlashRNN training-step backends (default %(default)s)")
+    ap.add_argument("--train-model-dir",
+                    help="our training modules <cell>_d<D>.pt (default "
+                         "MODEL_DIR/../train-models)")
     ap.add_argument("--no-train", dest="train", action="store_false",
-                    help="no FlashRNN training steps")
+                    help="no training steps (ours and FlashRNN's)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
@@ -806,6 +1100,8 @@ def main():
         return cpu_check(args.functions)
     if not args.model_dir or not args.out_json:
         ap.error("MODEL_DIR and OUT_JSON are needed (or --cpu-check)")
+    args.train_model_dir = args.train_model_dir or os.path.join(
+        os.path.dirname(os.path.abspath(args.model_dir)), "train-models")
     args.backends = [b for b in args.backends.split(",") if b]
     args.train_backends = [b for b in args.train_backends.split(",") if b]
     if args.build:
@@ -839,6 +1135,7 @@ def main():
                    "--functions", fn.name, "--one", str(D), "--skip", json.dumps(one_skip),
                    "--backends", ",".join(args.backends),
                    "--train-backends", ",".join(args.train_backends),
+                   "--train-model-dir", args.train_model_dir,
                    "--rounds", str(args.rounds), "--repeats", str(args.repeats),
                    "--warmup", str(args.warmup)] + ([] if args.train else ["--no-train"])
             if os.path.exists(part):
