@@ -23,13 +23,21 @@ namespace rnn {
 namespace lowering {
 
 /// The DPS init of the linalg op producing `value` (seen through a
-/// tensor.cast) when it is an unread tensor.empty; null otherwise. A
-/// contraction accumulates onto its init: when that init is a zero fill that
-/// only the contraction reads (a matmul's result, such as the backward's
-/// dh_{t-1}), the fill's tensor.empty is the one to replace.
-static OpOperand *replaceableEmptyInit(Value value) {
+/// tensor.cast, and a tensor.collapse_shape, returned in `collapse`) when it
+/// is an unread tensor.empty; null otherwise. A contraction accumulates onto
+/// its init: when that init is a zero fill that only the contraction reads
+/// (a matmul's result, such as the backward's dh_{t-1}), the fill's
+/// tensor.empty is the one to replace. A head-wise product's result is its
+/// contraction's, collapsed from [B, NH, K] to [B, NH·K].
+static OpOperand *replaceableEmptyInit(Value value,
+                                       tensor::CollapseShapeOp &collapse) {
   if (auto cast = value.getDefiningOp<tensor::CastOp>())
     value = cast.getSource();
+  if (auto collapsed = value.getDefiningOp<tensor::CollapseShapeOp>();
+      collapsed && !collapse) {
+    collapse = collapsed;
+    value = collapsed.getSrc();
+  }
   auto result = dyn_cast<OpResult>(value);
   if (!result)
     return nullptr;
@@ -40,7 +48,7 @@ static OpOperand *replaceableEmptyInit(Value value) {
   if (auto fill = init->get().getDefiningOp<linalg::FillOp>();
       fill && !isa<linalg::FillOp>(linalgOp.getOperation()) &&
       init->get().hasOneUse())
-    return replaceableEmptyInit(init->get());
+    return replaceableEmptyInit(init->get(), collapse);
   if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
       linalgOp.payloadUsesValueFromOperand(init))
     return nullptr;
@@ -52,17 +60,27 @@ void reuseLoopCarriedDestinations(Operation *root) {
     auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
     for (auto [carried, next] :
          llvm::zip(loop.getRegionIterArgs(), yield.getResults())) {
-      OpOperand *init = replaceableEmptyInit(next);
+      tensor::CollapseShapeOp collapse;
+      OpOperand *init = replaceableEmptyInit(next, collapse);
       if (!init)
         continue;
       Type initType = init->get().getType();
-      if (!tensor::CastOp::areCastCompatible(carried.getType(), initType))
-        continue;
       OpBuilder b(init->getOwner());
       Value destination = carried;
-      if (carried.getType() != initType)
+      if (collapse) {
+        // The carried tensor seen with the contraction's dimensions.
+        auto carriedType = dyn_cast<RankedTensorType>(carried.getType());
+        if (!carriedType || carriedType != collapse.getResultType())
+          continue;
+        destination = tensor::ExpandShapeOp::create(
+            b, loop.getLoc(), collapse.getSrcType(), carried,
+            collapse.getReassociationIndices());
+      }
+      if (!tensor::CastOp::areCastCompatible(destination.getType(), initType))
+        continue;
+      if (destination.getType() != initType)
         destination =
-            tensor::CastOp::create(b, loop.getLoc(), initType, carried);
+            tensor::CastOp::create(b, loop.getLoc(), initType, destination);
       init->set(destination);
     }
   });
