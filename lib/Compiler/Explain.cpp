@@ -277,9 +277,9 @@ private:
         explainMatmul(app, matmul);
         os << "\n";
       } else if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op)) {
-        os << "    " << describeHeadwiseGemms(headwise.getNumHeads() == 1
-                                                  ? 0
-                                                  : headwise.getGates())
+        os << "    "
+           << describeHeadwiseGemms(
+                  headwise.getNumHeads() == 1 ? 0 : headwise.getGates())
            << " " << describeHeadwise(headwise) << "\n";
       } else if (auto group = dyn_cast<PointwiseOp>(op)) {
         unsigned ops = 0;

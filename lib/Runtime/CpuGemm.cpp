@@ -262,10 +262,9 @@ static const Blas &blas() {
 
 /// The bf16 and f16 pairs: widen, sgemm, narrow C if it is 16-bit too (a C
 /// that is accumulated into is widened first).
-static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout,
-                   bool aIsKM, float beta, int m, int n, int k,
-                   const uint16_t *a, int lda, const uint16_t *b, int ldb,
-                   void *c, int ldc) {
+static void gemm16(int32_t abDtype, int32_t cDtype, int32_t bLayout, bool aIsKM,
+                   float beta, int m, int n, int k, const uint16_t *a, int lda,
+                   const uint16_t *b, int ldb, void *c, int ldc) {
   bool narrowC = cDtype != RNN_F32;
   // Each product is below 2^62, so the sum cannot overflow a size_t.
   size_t count = size_t(m) * size_t(k) + size_t(n) * size_t(k) +
@@ -377,17 +376,16 @@ extern "C" void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype,
                              int32_t b_layout, int64_t m, int64_t n, int64_t k,
                              int64_t a, int64_t lda, int64_t b, int64_t ldb,
                              int64_t c, int64_t ldc) {
-  gemm(ab_dtype, c_dtype, b_layout, /*aIsKM=*/false, m, n, k, a, lda, b, ldb,
-       c, ldc);
+  gemm(ab_dtype, c_dtype, b_layout, /*aIsKM=*/false, m, n, k, a, lda, b, ldb, c,
+       ldc);
 }
 
 extern "C" void rnn_cpu_gemm_batched(int32_t ab_dtype, int32_t c_dtype,
-                                     int32_t b_layout, int64_t batch,
-                                     int64_t m, int64_t n, int64_t k,
-                                     int64_t a, int64_t lda, int64_t stride_a,
-                                     int64_t b, int64_t ldb, int64_t stride_b,
-                                     int64_t c, int64_t ldc,
-                                     int64_t stride_c) {
+                                     int32_t b_layout, int64_t batch, int64_t m,
+                                     int64_t n, int64_t k, int64_t a,
+                                     int64_t lda, int64_t stride_a, int64_t b,
+                                     int64_t ldb, int64_t stride_b, int64_t c,
+                                     int64_t ldc, int64_t stride_c) {
   if (batch < 0) {
     recordFailure(RNN_ERROR_INTERNAL,
                   "rnn_cpu_gemm_batched: a batch of %lld products",

@@ -25,13 +25,21 @@
 // CHECK: llvm.call @rnn_cuda_gemm
 // CHECK-LABEL: gpu.binary
 
-// Per step, one kernel (the group, which writes the four gate gradients
-// into their columns of the step's row of dgates) and the GEMM that reads
-// that row and writes dh_{t-1} in place; the two kernels before the loop copy
-// the initial states into the final states' buffers, which the steps update.
+// The two kernels before the loop copy the initial states into the final
+// states' buffers, which the steps update. Then the backward step's block
+// kernel (the group, which writes the four gate gradients into their
+// columns of the step's row of dgates, then dh_{t-1} = dgates U in the
+// block), launched in stream order; and as its fallback the step loop: per
+// step one kernel (the group) and the GEMM that reads that row and writes
+// dh_{t-1} in place. Nothing is allocated.
 // BWD-LABEL: llvm.func @lstm_backward_seq(
 // BWD: gpu.launch_func
 // BWD: gpu.launch_func
+// BWD-NOT: mgpuMemAlloc
+// BWD: llvm.call @rnn_cuda_persistent_enabled()
+// BWD-NOT: llvm.call @rnn_cuda_overlap_next_launch()
+// BWD: gpu.launch_func
+// BWD: llvm.call @rnn_cuda_order_next_launch()
 // BWD: gpu.launch_func
 // BWD-NOT: gpu.launch_func
 // BWD-NOT: mgpuMemAlloc

@@ -114,8 +114,8 @@ def test_cuda_model_says_which_loops_run_as_one_kernel():
         "block kernel for B up to" in text, text
     assert "4 x B blocks of 32 threads, 1 lane a unit of 4 inputs each, the weights in " \
         "registers" in text, text
-    assert "func @forward_lengths on the GPU:\n  time loop 1: step loop: its step is not " \
-        "one recurrent product" in text, text
+    assert "func @forward_lengths on the GPU:\n  time loop 1: step loop: its step is " \
+        "neither one recurrent product" in text, text
 
 
 def test_unoptimised_model_explains_what_it_runs():

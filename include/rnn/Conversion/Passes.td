@@ -320,6 +320,14 @@ def ConvertStepLoopsToBlockKernels
     group) per element. A dense recurrence is the one-head case. The blocks
     never wait for each other.
 
+    A derived backward's step loop in the other order (one pointwise group
+    that reads the state gradient S and writes the G gate windows of the
+    step's gradients P [B, G*H], then the transposed product S = P x U,
+    dense U [G*H, H] or head-wise) becomes the same kind of kernel: per step
+    the group, the gate gradients staged in shared memory, one barrier, then
+    each unit's sum over its head's G*N gradients; S is stored after the
+    last step.
+
     A cost model gives each recurrence the largest batch for which the
     kernel is expected to beat the step loop (the kernel's shared-memory
     loads a step against the step loop's launches); the loop stays, in an

@@ -63,10 +63,10 @@ void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  * rnn-compile --k-partials=N emits for the CPU (a check of the rewrite that
  * the CUDA backend uses for speed; the kernel that reads the product adds
  * the partials). */
-void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
-                           int32_t b_layout, int64_t slices, int64_t m,
-                           int64_t n, int64_t k, int64_t a, int64_t lda,
-                           int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                           int64_t slices, int64_t m, int64_t n, int64_t k,
+                           int64_t a, int64_t lda, int64_t b, int64_t ldb,
+                           int64_t c, int64_t ldc);
 
 /* `batch` products C_i = op(A_i) * op(B_i), X_i at x + i * stride_x
  * elements, one rnn_cpu_gemm each (with RNN_GEMM_A_KM, A_i is k x m): the
@@ -76,8 +76,8 @@ void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
 void rnn_cpu_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                           int64_t batch, int64_t m, int64_t n, int64_t k,
                           int64_t a, int64_t lda, int64_t stride_a, int64_t b,
-                          int64_t ldb, int64_t stride_b, int64_t c,
-                          int64_t ldc, int64_t stride_c);
+                          int64_t ldb, int64_t stride_b, int64_t c, int64_t ldc,
+                          int64_t stride_c);
 
 #ifdef __cplusplus
 } /* extern "C" */

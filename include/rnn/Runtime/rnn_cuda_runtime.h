@@ -179,12 +179,13 @@ void rnn_cuda_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  * the call still runs), each block loads its tile of B into registers
  * before it waits for the work ahead of it, so a step's kernel -> GEMM edge
  * no longer pays a launch and a weight read (RNN_CUDA_PRELOADED_GEMM=0, read
- * per model call, keeps them on cuBLAS). Otherwise one cuBLAS strided-batched GEMM
- * runs them (on a cuBLASLt candidate in a tuned graph, see rnn_cuda_call). */
-void rnn_cuda_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
-                            int32_t b_layout, int64_t slices, int64_t m,
-                            int64_t n, int64_t k, int64_t a, int64_t lda,
-                            int64_t b, int64_t ldb, int64_t c, int64_t ldc);
+ * per model call, keeps them on cuBLAS). Otherwise one cuBLAS strided-batched
+ * GEMM runs them (on a cuBLASLt candidate in a tuned graph, see rnn_cuda_call).
+ */
+void rnn_cuda_gemm_partials(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
+                            int64_t slices, int64_t m, int64_t n, int64_t k,
+                            int64_t a, int64_t lda, int64_t b, int64_t ldb,
+                            int64_t c, int64_t ldc);
 
 #ifdef __cplusplus
 } /* extern "C" */

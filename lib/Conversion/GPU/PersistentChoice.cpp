@@ -36,10 +36,24 @@ std::string rnn::describePersistentChoices(ModuleOp module,
       os << "  time loop " << ++index << ": ";
       FailureOr<StepRecurrence> r = matchStepRecurrence(loop);
       if (failed(r)) {
-        os << "step loop: its step is not one recurrent product and one "
-              "pointwise group over [B, H] that reads the product's gate "
-              "windows and writes its state (the form a persistent kernel "
-              "runs)\n";
+        if (FailureOr<AdjointRecurrence> adjoint = matchAdjointRecurrence(loop);
+            succeeded(adjoint)) {
+          os << "backward step (the group, then the transposed product), "
+             << (adjoint->headwise
+                     ? std::to_string(adjoint->heads) + " heads of " +
+                           std::to_string(adjoint->headSize) + " units"
+                     : "H = " + std::to_string(adjoint->hidden))
+             << ", " << adjoint->gates << " gate"
+             << (adjoint->gates == 1 ? "" : "s") << ", "
+             << adjoint->weightElementType() << ": "
+             << describeBlockKernel(*adjoint, maxSharedBytes) << "\n";
+          return;
+        }
+        os << "step loop: its step is neither one recurrent product and "
+              "one pointwise group over [B, H] that reads the product's "
+              "gate windows and writes its state, nor one group and the "
+              "transposed product that gives its state gradient (the forms "
+              "a persistent kernel runs)\n";
         return;
       }
       os << (r->headwise ? std::to_string(r->heads) + " heads of " +

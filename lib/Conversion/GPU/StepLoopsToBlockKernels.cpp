@@ -22,6 +22,11 @@
 // largest batch for which the kernel runs; the step loop stays as the
 // fallback for larger batches and empty sequences.
 //
+// A derived backward's step (the adjoint group, then the transposed product
+// that gives the next state gradient) runs the same way in the other order
+// (AdjointKernelBuilder): the group first, its gate gradients staged in
+// shared memory, then each unit's sum over the head's G*N of them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "StepRecurrence.h"
@@ -85,10 +90,14 @@ int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// The plan for `r`, or nothing when its weights fit neither in registers
-/// nor in `sharedLimit` bytes.
-std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
-  int64_t units = r.headSize, inputs = r.headSize, gates = r.gates;
+/// The plan for blocks of `units` units, each the sum of `inputs` inputs
+/// for each of `gates` outputs (`elementBytes` a weight), `heads` blocks a
+/// batch row; nothing when the weights fit neither in registers nor in
+/// `sharedLimit` bytes.
+std::optional<BlockPlan> planForShape(int64_t units, int64_t inputs,
+                                      int64_t gates, int64_t heads,
+                                      int64_t elementBytes,
+                                      int64_t sharedLimit) {
   if (units > 1024)
     return std::nullopt;
   BlockPlan plan;
@@ -102,7 +111,6 @@ std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
   plan.weightsInRegisters =
       weightRegisters <= kWeightRegisters &&
       plan.threads * (weightRegisters + kOtherRegisters) <= 65536;
-  int64_t elementBytes = r.weightElementType().getIntOrFloatBitWidth() / 8;
   int64_t padded = plan.slices * plan.sliceSize;
   // As many gates to a word as fit in 8 bytes (a power of two of them),
   // fewer where the padding of the last word would not fit.
@@ -140,23 +148,45 @@ std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
                          sharedLimit / plan.sharedBytes, 65536 / registers});
   int64_t waves = std::max<int64_t>(1, kStepLoopCycles / stepCycles);
   plan.maxBatch =
-      waves * kMultiprocessors * std::max<int64_t>(blocksPerSM, 1) / r.heads;
+      waves * kMultiprocessors * std::max<int64_t>(blocksPerSM, 1) / heads;
   if (plan.maxBatch < 1)
     return std::nullopt;
   return plan;
 }
 
-class BlockKernelBuilder {
-public:
-  BlockKernelBuilder(const StepRecurrence &r, const BlockPlan &plan,
-                     OpBuilder &b, Location loc)
-      : r(r), plan(plan), b(b), loc(loc), loop(r.loop), pw(r.pointwise) {}
+/// The plan for `r`: a unit's G gate sums over the head's N inputs.
+std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
+  return planForShape(r.headSize, r.headSize, r.gates, r.heads,
+                      r.weightElementType().getIntOrFloatBitWidth() / 8,
+                      sharedLimit);
+}
 
-  void build(gpu::LaunchOp launch, Value steps);
+/// The plan for an adjoint `r`: a unit's one sum over the head's G*N gate
+/// gradients.
+std::optional<BlockPlan> planFor(const rnn::AdjointRecurrence &r,
+                                 int64_t sharedLimit) {
+  return planForShape(r.headSize, r.gates * r.headSize, 1, r.heads,
+                      r.weightElementType().getIntOrFloatBitWidth() / 8,
+                      sharedLimit);
+}
 
-private:
+/// What the forward's and the backward's block kernels share: the lanes of
+/// a block (a unit's `slices` adjacent lanes), the block's head and batch
+/// row, the staged vector in shared memory (f32, double-buffered, input k
+/// of a lane's slice at k*S + s), and the group's operands read through
+/// the views of a step.
+class KernelBuilderBase {
+protected:
+  KernelBuilderBase(const BlockPlan &plan, OpBuilder &b, Location loc,
+                    scf::ForOp loop, linalg::GenericOp pw)
+      : plan(plan), b(b), loc(loc), loop(loop), pw(pw) {}
+
   Value constant(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value zero() {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(0.0f));
   }
   Value toF32(Value v) {
     if (v.getType().isF32())
@@ -167,21 +197,6 @@ private:
     if (rnn::isIdentity2D(map))
       return {row, column};
     return {column};
-  }
-  /// Weight `position` of a packed 8-byte word, as f32.
-  Value unpackWeight(Value word, int64_t position) {
-    Type weightType = r.weightElementType();
-    unsigned bits = weightType.getIntOrFloatBitWidth();
-    if (position)
-      word =
-          arith::ShRUIOp::create(b, loc, word,
-                                 arith::ConstantIntOp::create(
-                                     b, loc, word.getType(), position * bits));
-    Value narrow = plan.wordBits > static_cast<int64_t>(bits)
-                       ? Value(arith::TruncIOp::create(
-                             b, loc, b.getIntegerType(bits), word))
-                       : word;
-    return toF32(arith::BitcastOp::create(b, loc, weightType, narrow));
   }
   /// The operand's value at (row, column), read through its view for the
   /// step `views` maps the loop's index to.
@@ -201,14 +216,99 @@ private:
         b.clone(op, views);
     return views;
   }
+  /// The lanes' indices for `heads` heads of `units` units, the dynamic
+  /// shared memory and the staged vector (after the weights' bytes).
+  void setUp(gpu::LaunchOp launch, int64_t heads, int64_t units) {
+    MLIRContext *ctx = b.getContext();
+    thread = launch.getThreadIds().x;
+    Value block = launch.getBlockIds().x;
+    head = arith::RemUIOp::create(b, loc, block, constant(heads));
+    row = arith::DivUIOp::create(b, loc, block, constant(heads));
+    Value headColumn = arith::MulIOp::create(b, loc, head, constant(units));
+    // Lane `thread` adds slice s of unit n's inputs.
+    unit = arith::DivUIOp::create(b, loc, thread, constant(plan.slices));
+    slice = arith::RemUIOp::create(b, loc, thread, constant(plan.slices));
+    active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
+                                   constant(units * plan.slices));
+    first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slice,
+                                  constant(0));
+    // Lanes beyond the last unit compute with the last unit's addresses
+    // (every lane takes part in the shuffles) and store nothing.
+    column = arith::AddIOp::create(
+        b, loc, headColumn,
+        arith::MinUIOp::create(b, loc, unit, constant(units - 1)));
+    workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    shared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface{}, workgroup));
+    staged = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({2, plan.slices * plan.sliceSize}, b.getF32Type(),
+                        MemRefLayoutAttrInterface{}, workgroup),
+        shared, constant(plan.weightBytes), ValueRange{});
+  }
+  /// Where input k of the staged vector lives: the lanes of a warp read S
+  /// consecutive words.
+  Value stagedIndex(Value k) {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, k, constant(plan.sliceSize)),
+            constant(plan.slices)),
+        arith::DivUIOp::create(b, loc, k, constant(plan.sliceSize)));
+  }
+  /// Both halves of the staged vector zero (the padding stays so).
+  void zeroStaged() {
+    int64_t padded = plan.slices * plan.sliceSize;
+    auto zeroFill = scf::ForOp::create(b, loc, thread, constant(2 * padded),
+                                       constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(zeroFill.getBody());
+    Value i = zeroFill.getInductionVar();
+    memref::StoreOp::create(
+        b, loc, zero(), staged,
+        ValueRange{arith::DivUIOp::create(b, loc, i, constant(padded)),
+                   arith::RemUIOp::create(b, loc, i, constant(padded))});
+  }
 
-  const StepRecurrence &r;
   const BlockPlan &plan;
   OpBuilder &b;
   Location loc;
   scf::ForOp loop;
   linalg::GenericOp pw;
   llvm::SetVector<Operation *> needed;
+  Value thread, head, row, unit, slice, active, first, column;
+  gpu::AddressSpaceAttr workgroup;
+  Value shared, staged;
+};
+
+class BlockKernelBuilder : KernelBuilderBase {
+public:
+  BlockKernelBuilder(const StepRecurrence &r, const BlockPlan &plan,
+                     OpBuilder &b, Location loc)
+      : KernelBuilderBase(plan, b, loc, r.loop, r.pointwise), r(r) {}
+
+  void build(gpu::LaunchOp launch, Value steps);
+
+private:
+  /// Weight `position` of a packed 8-byte word, as f32.
+  Value unpackWeight(Value word, int64_t position) {
+    Type weightType = r.weightElementType();
+    unsigned bits = weightType.getIntOrFloatBitWidth();
+    if (position)
+      word =
+          arith::ShRUIOp::create(b, loc, word,
+                                 arith::ConstantIntOp::create(
+                                     b, loc, word.getType(), position * bits));
+    Value narrow = plan.wordBits > static_cast<int64_t>(bits)
+                       ? Value(arith::TruncIOp::create(
+                             b, loc, b.getIntegerType(bits), word))
+                       : word;
+    return toF32(arith::BitcastOp::create(b, loc, weightType, narrow));
+  }
+
+  const StepRecurrence &r;
 };
 
 /// How each of the group's inputs reaches the cloned body.
@@ -230,53 +330,12 @@ enum class InputKind {
 };
 
 void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
-  MLIRContext *ctx = b.getContext();
   Block *body = pw.getBody();
   const int64_t units = r.headSize, gates = r.gates;
   needed = rnn::opsNeededByGroup(r);
 
   const int64_t slices = plan.slices, sliceSize = plan.sliceSize;
-  const int64_t padded = slices * sliceSize;
-  Value thread = launch.getThreadIds().x;
-  Value block = launch.getBlockIds().x;
-  Value head = arith::RemUIOp::create(b, loc, block, constant(r.heads));
-  Value row = arith::DivUIOp::create(b, loc, block, constant(r.heads));
-  Value headColumn = arith::MulIOp::create(b, loc, head, constant(units));
-  // Lane `thread` adds slice s of unit n's inputs.
-  Value unit = arith::DivUIOp::create(b, loc, thread, constant(slices));
-  Value slice = arith::RemUIOp::create(b, loc, thread, constant(slices));
-  Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       thread, constant(units * slices));
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slice,
-                                      constant(0));
-  // Lanes beyond the last unit compute with the last unit's addresses
-  // (every lane takes part in the shuffles) and store nothing.
-  Value column = arith::AddIOp::create(
-      b, loc, headColumn,
-      arith::MinUIOp::create(b, loc, unit, constant(units - 1)));
-
-  // Shared memory: the weights where they are not in registers, then
-  // h_{t-1} twice (f32), input k = s*KS + j at j*S + s: the lanes of a
-  // warp read S consecutive words.
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Value shared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface{}, workgroup));
-  Value staged = memref::ViewOp::create(
-      b, loc,
-      MemRefType::get({2, padded}, b.getF32Type(), MemRefLayoutAttrInterface{},
-                      workgroup),
-      shared, constant(plan.weightBytes), ValueRange{});
-  auto stagedIndex = [&](Value k) {
-    return arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, k, constant(sliceSize)),
-            constant(slices)),
-        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
-  };
+  setUp(launch, r.heads, units);
   // U[g*N + n, k] of this head, zero beyond K (the padding).
   auto weightAt = [&](Value g, Value n, Value k) -> Value {
     Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
@@ -367,20 +426,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     memref::StoreOp::create(b, loc, packed, weights, ValueRange{j, word, lane});
   }
   // Both halves zero (the padding stays so), then h_0.
-  {
-    auto zeroFill = scf::ForOp::create(b, loc, thread, constant(2 * padded),
-                                       constant(plan.threads));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(zeroFill.getBody());
-    Value i = zeroFill.getInductionVar();
-    memref::StoreOp::create(
-        b, loc,
-        arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                  b.getF32FloatAttr(0.0f)),
-        staged,
-        ValueRange{arith::DivUIOp::create(b, loc, i, constant(padded)),
-                   arith::RemUIOp::create(b, loc, i, constant(padded))});
-  }
+  zeroStaged();
   gpu::BarrierOp::create(b, loc);
   Value stagedUnit = stagedIndex(unit);
   {
@@ -569,15 +615,267 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   scf::YieldOp::create(b, loc, work.getResults());
 }
 
-void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
-  scf::ForOp loop = r.loop;
+/// The kernel of a derived backward's step loop (rnn::AdjointRecurrence):
+/// the same blocks, lanes and weights as BlockKernelBuilder's, in the other
+/// order. Each step the unit's first lane runs the group with the state
+/// gradient in a register, writes what it writes and stages its G gate
+/// gradients (as the product reads them: rounded to P's type) in shared
+/// memory; after the barrier every lane adds its slice of the head's G*N
+/// staged gradients times its weights (U[g*N + j, n]) and the unit's lanes
+/// combine their parts by shuffles: the next step's state gradient, stored
+/// into S after the last step.
+class AdjointKernelBuilder : KernelBuilderBase {
+public:
+  AdjointKernelBuilder(const rnn::AdjointRecurrence &r, const BlockPlan &plan,
+                       OpBuilder &b, Location loc)
+      : KernelBuilderBase(plan, b, loc, r.loop, r.pointwise), r(r) {}
+
+  void build(gpu::LaunchOp launch, Value steps);
+
+private:
+  const rnn::AdjointRecurrence &r;
+};
+
+void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
+  Block *body = pw.getBody();
+  const int64_t units = r.headSize, inputs = r.gates * r.headSize;
+  needed = rnn::opsNeededByGroup(r);
+  const int64_t slices = plan.slices, sliceSize = plan.sliceSize;
+  setUp(launch, r.heads, units);
+  // U[k, n] (dense, [G*H, H]) or R[head, k, n], zero beyond G*N.
+  Type weightType = r.weightElementType();
+  auto weightAt = [&](Value k, Value n) -> Value {
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
+                                          constant(inputs));
+    Value kk = arith::MinUIOp::create(b, loc, k, constant(inputs - 1));
+    Value nn = arith::MinUIOp::create(b, loc, n, constant(units - 1));
+    Value w =
+        r.headwise
+            ? memref::LoadOp::create(b, loc, r.weight, ValueRange{head, kk, nn})
+            : memref::LoadOp::create(b, loc, r.weight, ValueRange{kk, nn});
+    return arith::SelectOp::create(b, loc, inRange, toF32(w), zero());
+  };
+  Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
+  auto laneInput = [&](Value lane, Value j) {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::RemUIOp::create(b, loc, lane, constant(slices)),
+            constant(sliceSize)),
+        j);
+  };
+  SmallVector<Value> weightRegisters;
+  Value weights;
+  if (plan.weightsInRegisters) {
+    for (int64_t j = 0; j < sliceSize; ++j)
+      weightRegisters.push_back(weightAt(laneInput(thread, constant(j)), unit));
+  } else {
+    // weights[j][lane]: the lane's weight for its input j, in P's type.
+    int64_t lanes = units * slices;
+    weights = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({sliceSize, lanes}, weightType,
+                        MemRefLayoutAttrInterface{}, workgroup),
+        shared, c0, ValueRange{});
+    auto copy = scf::ForOp::create(b, loc, thread, constant(sliceSize * lanes),
+                                   constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value i = copy.getInductionVar();
+    Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
+    Value j = arith::DivUIOp::create(b, loc, i, constant(lanes));
+    Value n = arith::DivUIOp::create(b, loc, lane, constant(slices));
+    Value w = weightAt(laneInput(lane, j), n);
+    if (w.getType() != weightType)
+      w = arith::TruncFOp::create(b, loc, weightType, w);
+    memref::StoreOp::create(b, loc, w, weights, ValueRange{j, lane});
+  }
+  zeroStaged();
+
+  // The group's inputs: S (the register), carried states, prefetched,
+  // invariant and loaded values, as for the forward's kernel.
+  enum class Kind { Unused, State, Carried, Prefetched, Invariant, Loaded };
+  SmallVector<Value> inits(pw.getDpsInits().begin(), pw.getDpsInits().end());
+  SmallVector<Value> writtenRoots;
+  for (Value init : inits)
+    writtenRoots.push_back(rnn::underlyingBuffer(init));
+  SmallVector<Kind> kinds;
+  for (OpOperand *input : pw.getDpsInputOperands()) {
+    Value value = input->get();
+    Kind kind = Kind::Loaded;
+    if (body->getArgument(input->getOperandNumber()).use_empty())
+      kind = Kind::Unused;
+    else if (value == r.state)
+      kind = Kind::State;
+    else if (llvm::is_contained(inits, value) &&
+             rnn::isIdentity2D(pw.getMatchingIndexingMap(input)))
+      kind = Kind::Carried;
+    else if (!llvm::is_contained(writtenRoots, rnn::underlyingBuffer(value)))
+      kind =
+          rnn::dependsOnStep(value, loop) ? Kind::Prefetched : Kind::Invariant;
+    kinds.push_back(kind);
+  }
+  IRMapping outside;
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (needed.contains(&op) && !rnn::dependsOnStep(op.getResult(0), loop))
+      b.clone(op, outside);
+  SmallVector<Type> liveTypes;
+  SmallVector<unsigned> liveInputs;
+  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands()))
+    if (kinds[index] == Kind::Carried || kinds[index] == Kind::Prefetched ||
+        kinds[index] == Kind::Invariant) {
+      liveInputs.push_back(index);
+      liveTypes.push_back(
+          body->getArgument(input->getOperandNumber()).getType());
+    }
+  SmallVector<Value> initial;
+  {
+    IRMapping views = viewsFor(c0, outside);
+    for (unsigned index : liveInputs)
+      initial.push_back(
+          load(*pw.getDpsInputOperands()[index], views, row, column));
+  }
+  // The state gradient S_0, last among the loop's values.
+  initial.push_back(
+      memref::LoadOp::create(b, loc, r.state, ValueRange{row, column}));
+  gpu::BarrierOp::create(b, loc);
+
+  auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
+  Value finalState;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(stepLoop.getBody());
+    Value step = stepLoop.getInductionVar();
+    Value parity = arith::RemUIOp::create(b, loc, step, c2);
+    IRMapping views = viewsFor(step, outside);
+    Value last = arith::SubIOp::create(b, loc, steps, c1);
+    Value next = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, step, c1), last);
+    IRMapping nextViews = viewsFor(next, outside);
+    SmallVector<Value> nextLive;
+    for (unsigned index : liveInputs)
+      nextLive.push_back(
+          kinds[index] == Kind::Prefetched
+              ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
+              : Value());
+    ValueRange iterArgs = stepLoop.getRegionIterArgs();
+    Value state = iterArgs.back();
+    auto live = [&](unsigned index) {
+      return iterArgs[llvm::find(liveInputs, index) - liveInputs.begin()];
+    };
+
+    auto work = scf::IfOp::create(b, loc, liveTypes, active,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard inElse(b);
+      b.setInsertionPointToStart(&work.getElseRegion().front());
+      scf::YieldOp::create(b, loc, iterArgs.drop_back());
+    }
+    b.setInsertionPointToStart(&work.getThenRegion().front());
+    IRMapping scalars;
+    for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
+      BlockArgument arg = body->getArgument(input->getOperandNumber());
+      Value value;
+      switch (kinds[index]) {
+      case Kind::Unused:
+        continue;
+      case Kind::State:
+        value = state;
+        break;
+      case Kind::Carried:
+      case Kind::Prefetched:
+      case Kind::Invariant:
+        value = live(index);
+        break;
+      case Kind::Loaded:
+        value = load(*input, views, row, column);
+        break;
+      }
+      scalars.map(arg, value);
+    }
+    for (Operation &op : body->without_terminator())
+      b.clone(op, scalars);
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    {
+      auto store = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inStore(b);
+      b.setInsertionPointToStart(&store.getThenRegion().front());
+      for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+        Value result = scalars.lookupOrDefault(yield.getOperand(index));
+        if (std::optional<int64_t> gate = r.gateOfInit[index]) {
+          Value k =
+              arith::AddIOp::create(b, loc, constant(*gate * units), unit);
+          memref::StoreOp::create(b, loc, toF32(result), staged,
+                                  ValueRange{parity, stagedIndex(k)});
+        }
+        memref::StoreOp::create(
+            b, loc, result, views.lookupOrDefault(init.get()),
+            indices(pw.getMatchingIndexingMap(&init), row, column));
+      }
+    }
+    SmallVector<Value> carried;
+    for (auto [position, index] : llvm::enumerate(liveInputs)) {
+      OpOperand &input = *pw.getDpsInputOperands()[index];
+      if (kinds[index] == Kind::Prefetched) {
+        carried.push_back(nextLive[position]);
+      } else if (kinds[index] == Kind::Carried) {
+        unsigned result = llvm::find(inits, input.get()) - inits.begin();
+        carried.push_back(scalars.lookupOrDefault(yield.getOperand(result)));
+      } else {
+        carried.push_back(live(index));
+      }
+    }
+    scf::YieldOp::create(b, loc, carried);
+    b.setInsertionPointAfter(work);
+    gpu::BarrierOp::create(b, loc);
+
+    // The product: this lane's slice of the staged gradients, then the
+    // unit's lanes combined.
+    Value sum = zero();
+    for (int64_t j = 0; j < sliceSize; ++j) {
+      Value position =
+          arith::AddIOp::create(b, loc, constant(j * slices), slice);
+      Value g =
+          memref::LoadOp::create(b, loc, staged, ValueRange{parity, position});
+      Value w = plan.weightsInRegisters
+                    ? weightRegisters[j]
+                    : toF32(memref::LoadOp::create(
+                          b, loc, weights, ValueRange{constant(j), thread}));
+      sum = math::FmaOp::create(b, loc, g, w, sum);
+    }
+    for (int64_t offset = slices / 2; offset >= 1; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(
+                        b, loc, sum, static_cast<int32_t>(offset),
+                        static_cast<int32_t>(kWarp), gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      sum = arith::AddFOp::create(b, loc, sum, other);
+    }
+    SmallVector<Value> results(work.getResults());
+    results.push_back(sum);
+    scf::YieldOp::create(b, loc, results);
+  }
+  finalState = stepLoop.getResults().back();
+  // S after the loop: the last step's product.
+  auto store =
+      scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, active, first),
+                        /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  memref::StoreOp::create(b, loc, finalState, r.state, ValueRange{row, column});
+}
+
+/// Runs `loop` as a kernel of `heads` x B blocks (B: `state`'s rows) whose
+/// body `buildBody` writes, where `plan` allows; the loop stays as the
+/// fallback.
+void rewrite(scf::ForOp loop, Value state, int64_t heads, const BlockPlan &plan,
+             function_ref<void(OpBuilder &, gpu::LaunchOp)> buildBody) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   // The kernel runs for a non-empty sequence and batch up to the plan's
   // largest batch, unless the runtime says not to (RNN_CUDA_PERSISTENT=0,
   // for comparisons in one process); the step loop otherwise.
   Value batch;
-  Value fits = rnn::buildBatchGuard(b, r, plan.maxBatch, 1, batch);
+  Value fits = rnn::buildBatchGuard(b, loop, state, plan.maxBatch, 1, batch);
   Value enabled = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne,
       func::CallOp::create(b, loc, kPersistentEnabled,
@@ -593,7 +891,7 @@ void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value one = index(1);
-    Value blocks = arith::MulIOp::create(b, loc, batch, index(r.heads));
+    Value blocks = arith::MulIOp::create(b, loc, batch, index(heads));
     auto launch = gpu::LaunchOp::create(
         b, loc, blocks, one, one, index(plan.threads), one, one,
         arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32));
@@ -602,7 +900,7 @@ void rewrite(const StepRecurrence &r, const BlockPlan &plan) {
     launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
     OpBuilder::InsertionGuard inKernel(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    BlockKernelBuilder(r, plan, b, loc).build(launch, loop.getUpperBound());
+    buildBody(b, launch);
     gpu::TerminatorOp::create(b, loc);
   }
   loop->moveBefore(choice.getElseRegion().front().getTerminator());
@@ -614,16 +912,22 @@ struct ConvertStepLoopsToBlockKernelsPass
   using Base::Base;
   void runOnOperation() override {
     SmallVector<std::pair<StepRecurrence, BlockPlan>> found;
+    SmallVector<std::pair<rnn::AdjointRecurrence, BlockPlan>> adjoints;
     getOperation().walk([&](scf::ForOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>())
         return;
-      FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
-      if (failed(r))
-        return;
-      if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
-        found.emplace_back(*r, *plan);
+      if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
+          succeeded(r)) {
+        if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
+          found.emplace_back(*r, *plan);
+      } else if (FailureOr<rnn::AdjointRecurrence> r =
+                     rnn::matchAdjointRecurrence(loop);
+                 succeeded(r)) {
+        if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
+          adjoints.emplace_back(*r, *plan);
+      }
     });
-    if (found.empty())
+    if (found.empty() && adjoints.empty())
       return;
     ModuleOp module = getOperation();
     if (!module.lookupSymbol(kPersistentEnabled)) {
@@ -633,26 +937,46 @@ struct ConvertStepLoopsToBlockKernelsPass
           b.getFunctionType(TypeRange{}, TypeRange{b.getI32Type()}))
           .setPrivate();
     }
-    for (auto &[r, plan] : found)
-      rewrite(r, plan);
+    for (auto &entry : found) {
+      const StepRecurrence &r = entry.first;
+      const BlockPlan &plan = entry.second;
+      scf::ForOp loop = r.loop;
+      rewrite(loop, r.state, r.heads, plan,
+              [&](OpBuilder &b, gpu::LaunchOp launch) {
+                BlockKernelBuilder(r, plan, b, loop.getLoc())
+                    .build(launch, loop.getUpperBound());
+              });
+    }
+    for (auto &entry : adjoints) {
+      const rnn::AdjointRecurrence &r = entry.first;
+      const BlockPlan &plan = entry.second;
+      scf::ForOp loop = r.loop;
+      rewrite(loop, r.state, r.heads, plan,
+              [&](OpBuilder &b, gpu::LaunchOp launch) {
+                AdjointKernelBuilder(r, plan, b, loop.getLoc())
+                    .build(launch, loop.getUpperBound());
+              });
+    }
   }
 };
 
 } // namespace
 
-std::string rnn::describeBlockKernel(const StepRecurrence &r,
-                                     int64_t maxSharedBytes) {
+/// What `plan` (for heads of `units` units and `gates` gates) makes of a
+/// loop, or why the step loop stays.
+static std::string describePlan(const std::optional<BlockPlan> &plan,
+                                int64_t units, int64_t gates, int64_t heads,
+                                int64_t maxSharedBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  std::optional<BlockPlan> plan = planFor(r, maxSharedBytes);
   if (!plan) {
-    os << "step loop: a head of " << r.headSize << " units and " << r.gates
-       << " gate" << (r.gates == 1 ? "" : "s") << " does not fit in one block ("
+    os << "step loop: a head of " << units << " units and " << gates << " gate"
+       << (gates == 1 ? "" : "s") << " does not fit in one block ("
        << maxSharedBytes << " bytes of shared memory, 1024 threads)";
     return text;
   }
   os << "block kernel for B up to " << plan->maxBatch
-     << " (the step loop beyond): " << r.heads << " x B blocks of "
+     << " (the step loop beyond): " << heads << " x B blocks of "
      << plan->threads << " threads, " << plan->slices << " lane"
      << (plan->slices == 1 ? "" : "s") << " a unit of " << plan->sliceSize
      << " inputs each, the weights in ";
@@ -663,4 +987,16 @@ std::string rnn::describeBlockKernel(const StepRecurrence &r,
        << (plan->gatesPerWord == 1 ? "" : "s") << " a word)";
   os << ", " << plan->sharedBytes << " bytes of shared memory";
   return text;
+}
+
+std::string rnn::describeBlockKernel(const StepRecurrence &r,
+                                     int64_t maxSharedBytes) {
+  return describePlan(planFor(r, maxSharedBytes), r.headSize, r.gates, r.heads,
+                      maxSharedBytes);
+}
+
+std::string rnn::describeBlockKernel(const AdjointRecurrence &r,
+                                     int64_t maxSharedBytes) {
+  return describePlan(planFor(r, maxSharedBytes), r.headSize, r.gates, r.heads,
+                      maxSharedBytes);
 }

@@ -301,9 +301,9 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
   Value steps = loop.getUpperBound();
   // The library's shapes: a batch of whole 8-row tiles, up to the layout's.
   Value batch;
-  Value fits =
-      rnn::buildBatchGuard(b, r, persistent::layoutFor(r.hidden).maxBatch,
-                           persistent::kBatchTile, batch);
+  Value fits = rnn::buildBatchGuard(b, r.loop, r.state,
+                                    persistent::layoutFor(r.hidden).maxBatch,
+                                    persistent::kBatchTile, batch);
 
   // h_{t-1} and h_t alternate between the two halves of a scratch buffer
   // (rows for the largest batch): every block reads all of h_{t-1} while

@@ -265,6 +265,50 @@ static LogicalResult matchProduct(StepRecurrence &r) {
   return success();
 }
 
+/// Whether every buffer `pw` writes (but `excluded`) is read by it only at
+/// the element each thread writes: through identity maps and views that
+/// move only along the dimensions they drop (the time axis).
+static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
+                                           scf::ForOp loop, Value excluded) {
+  SmallVector<Value> writtenRoots;
+  for (Value init : pw.getDpsInits())
+    if (init != excluded)
+      writtenRoots.push_back(underlyingBuffer(init));
+  for (OpOperand *input : pw.getDpsInputOperands()) {
+    Value value = input->get();
+    if (value == excluded ||
+        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
+      continue;
+    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
+      return false;
+    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
+      auto subview = view.getDefiningOp<memref::SubViewOp>();
+      if (!subview || !llvm::all_of(subview.getStaticStrides(),
+                                    [](int64_t s) { return s == 1; }))
+        return false;
+      llvm::SmallBitVector dropped = subview.getDroppedDims();
+      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
+        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
+          return false;
+      view = subview.getSource();
+    }
+  }
+  return true;
+}
+
+/// Whether the body of `pw` is scalar ops on its arguments and on values
+/// from outside `loop` (which a launch captures).
+static bool hasClonableBody(linalg::GenericOp pw, scf::ForOp loop) {
+  for (Operation &op : pw.getBody()->without_terminator())
+    if (!isPureScalarOp(&op) || isa<linalg::IndexOp>(op) ||
+        llvm::any_of(op.getOperands(), [&](Value v) {
+          return !pw->isAncestor(v.getParentRegion()->getParentOp()) &&
+                 !loop.isDefinedOutsideOfLoop(v);
+        }))
+      return false;
+  return true;
+}
+
 FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
   StepRecurrence r;
   r.loop = loop;
@@ -361,43 +405,13 @@ FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
     return failure();
   // A buffer the group writes may be read by it only at the element each
   // thread writes (a state that lives in its output sequence reads the row
-  // the last step wrote): through identity maps and views that move only
-  // along dimensions they drop (the time axis). The product's buffer is not
-  // written at all.
-  SmallVector<Value> writtenRoots;
+  // the last step wrote). The product's buffer is not written at all.
   for (Value init : pw.getDpsInits())
-    if (init != r.state)
-      writtenRoots.push_back(underlyingBuffer(init));
-  if (llvm::is_contained(writtenRoots, productRoot))
+    if (underlyingBuffer(init) == productRoot)
+      return failure();
+  if (!readsWrittenBuffersElementwise(pw, loop, r.state) ||
+      !hasClonableBody(pw, loop))
     return failure();
-  for (OpOperand *input : pw.getDpsInputOperands()) {
-    Value value = input->get();
-    if (value == r.state ||
-        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
-      continue;
-    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
-      return failure();
-    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
-      auto subview = view.getDefiningOp<memref::SubViewOp>();
-      if (!subview || !llvm::all_of(subview.getStaticStrides(),
-                                    [](int64_t s) { return s == 1; }))
-        return failure();
-      llvm::SmallBitVector dropped = subview.getDroppedDims();
-      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
-        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
-          return failure();
-      view = subview.getSource();
-    }
-  }
-  // The body is cloned as it is: scalar ops on its arguments and on values
-  // from outside the loop (the launch captures those).
-  for (Operation &op : pw.getBody()->without_terminator())
-    if (!isPureScalarOp(&op) || isa<linalg::IndexOp>(op) ||
-        llvm::any_of(op.getOperands(), [&](Value v) {
-          return !pw->isAncestor(v.getParentRegion()->getParentOp()) &&
-                 !loop.isDefinedOutsideOfLoop(v);
-        }))
-      return failure();
   // Nothing else in the loop touches S or P: S only through the product
   // (and its head-wise view) and the group, P through the gate views the
   // group alone reads (and the sizes of the collapsed head-wise product).
@@ -433,6 +447,238 @@ FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
   return r;
 }
 
+//===----------------------------------------------------------------------===//
+// The adjoint order: the group, then the transposed product
+//===----------------------------------------------------------------------===//
+
+Type AdjointRecurrence::gradientElementType() const {
+  return cast<MemRefType>(gradients.getType()).getElementType();
+}
+
+Type AdjointRecurrence::weightElementType() const {
+  return cast<MemRefType>(weight.getType()).getElementType();
+}
+
+/// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
+/// rnn.matmul with a [K, N] weight (weight_in_out): out[m, n] += a[m, k] *
+/// w[k, n].
+static bool isColumnContraction(linalg::GenericOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  using Exprs = ArrayRef<AffineExpr>;
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<Exprs>{Exprs{m, k}, Exprs{k, n}, Exprs{m, n}}, ctx);
+  using utils::IteratorType;
+  return matmul.getNumDpsInputs() == 2 && matmul.getNumDpsInits() == 1 &&
+         matmul.getIndexingMapsArray() == maps &&
+         matmul.getIteratorTypesArray() ==
+             SmallVector<IteratorType>{IteratorType::parallel,
+                                       IteratorType::parallel,
+                                       IteratorType::reduction} &&
+         isProductBody(matmul.getRegion().front());
+}
+
+/// Whether `matmul` is the generic of a transposed rnn.headwise_matmul:
+/// out[b, h, k] += d[b, g, h, j] * w[h, g, j, k].
+static bool isTransposedHeadwiseContraction(linalg::GenericOp matmul) {
+  MLIRContext *ctx = matmul.getContext();
+  AffineExpr b, h, k, g, j;
+  bindDims(ctx, b, h, k, g, j);
+  using Exprs = ArrayRef<AffineExpr>;
+  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
+      ArrayRef<Exprs>{Exprs{b, g, h, j}, Exprs{h, g, j, k}, Exprs{b, h, k}},
+      ctx);
+  using utils::IteratorType;
+  SmallVector<IteratorType> iterators(3, IteratorType::parallel);
+  iterators.append(2, IteratorType::reduction);
+  return matmul.getNumDpsInputs() == 2 && matmul.getNumDpsInits() == 1 &&
+         matmul.getIndexingMapsArray() == maps &&
+         matmul.getIteratorTypesArray() == iterators &&
+         isProductBody(matmul.getRegion().front());
+}
+
+/// The source of `value` if it is a memref.expand_shape of a rank-2 memref
+/// splitting only its last dimension (into `parts` dimensions).
+static Value expandedColumns(Value value, unsigned parts) {
+  auto expand = value.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand || expand.getSrcType().getRank() != 2)
+    return nullptr;
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  if (groups.size() != 2 || groups[0].size() != 1 || groups[1].size() != parts)
+    return nullptr;
+  return expand.getSrc();
+}
+
+FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
+  AdjointRecurrence r;
+  r.loop = loop;
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()) || loop.getNumResults() != 0)
+    return failure();
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      if (!r.pointwise) {
+        if (generic->hasAttr(kGemmWeightLayoutAttr) ||
+            generic->hasAttr(kHeadwiseGemmAttr))
+          return failure();
+        r.pointwise = generic;
+      } else if (!r.matmul && r.fill) {
+        r.matmul = generic;
+      } else {
+        return failure();
+      }
+    } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      if (!r.pointwise || r.fill || r.matmul)
+        return failure();
+      r.fill = fill;
+    } else if (!isa<memref::SubViewOp, memref::ExpandShapeOp,
+                    memref::CollapseShapeOp>(op) &&
+               !isPureScalarOp(&op)) {
+      return failure();
+    }
+  }
+  if (!r.pointwise || !r.fill || !r.matmul)
+    return failure();
+
+  // The product: S = P x U, over a zero fill of S.
+  linalg::GenericOp matmul = r.matmul;
+  Value lhs = matmul.getDpsInputs()[0], rhs = matmul.getDpsInputs()[1];
+  Value out = matmul.getDpsInits()[0];
+  if (auto layout = matmul->getAttrOfType<IntegerAttr>(kGemmWeightLayoutAttr);
+      layout && layout.getInt() == 1 && isColumnContraction(matmul)) {
+    r.gradients = lhs, r.weight = rhs, r.state = out;
+  } else if (auto form = matmul->getAttrOfType<IntegerAttr>(kHeadwiseGemmAttr);
+             form && form.getInt() == kHeadwiseTransposed &&
+             isTransposedHeadwiseContraction(matmul)) {
+    r.headwise = true;
+    r.gradients = expandedColumns(lhs, 3);
+    r.weight = expandedFromOutside(rhs, loop, 3, 1);
+    r.state = expandedFromOutside(out, loop, 2, 1);
+  } else {
+    return failure();
+  }
+  if (!r.gradients || !r.weight || !r.state || r.fill.getOutputs()[0] != out ||
+      !matchPattern(r.fill.getInputs()[0], m_AnyZeroFloat()) ||
+      r.fill->getNextNode() != matmul.getOperation())
+    return failure();
+  auto stateType = dyn_cast<MemRefType>(r.state.getType());
+  auto weightType = dyn_cast<MemRefType>(r.weight.getType());
+  auto gradientType = dyn_cast<MemRefType>(r.gradients.getType());
+  if (!stateType || !weightType || !gradientType || stateType.getRank() != 2 ||
+      gradientType.getRank() != 2 || !stateType.getElementType().isF32() ||
+      !stateType.getLayout().isIdentity() || stateType.isDynamicDim(1) ||
+      !weightType.getLayout().isIdentity() || !weightType.hasStaticShape() ||
+      gradientType.isDynamicDim(1) || !loop.isDefinedOutsideOfLoop(r.state) ||
+      !loop.isDefinedOutsideOfLoop(r.weight) ||
+      gradientType.getElementType() != weightType.getElementType() ||
+      !isa<Float32Type, BFloat16Type, Float16Type>(
+          gradientType.getElementType()))
+    return failure();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(gradientType.getStridesAndOffset(strides, offset)) ||
+      strides[1] != 1)
+    return failure();
+  r.hidden = stateType.getDimSize(1);
+  if (!r.headwise) {
+    if (weightType.getRank() != 2 || weightType.getDimSize(1) != r.hidden ||
+        weightType.getDimSize(0) % r.hidden != 0)
+      return failure();
+    r.gates = weightType.getDimSize(0) / r.hidden;
+    r.headSize = r.hidden;
+  } else {
+    if (weightType.getRank() != 3)
+      return failure();
+    r.heads = weightType.getDimSize(0);
+    r.headSize = weightType.getDimSize(2);
+    if (weightType.getDimSize(1) % r.headSize != 0 ||
+        r.heads * r.headSize != r.hidden)
+      return failure();
+    r.gates = weightType.getDimSize(1) / r.headSize;
+  }
+  if (gradientType.getDimSize(1) != r.gates * r.hidden)
+    return failure();
+
+  // The group: elementwise over [B, H]; reads S, writes each gate window of
+  // P once, never reads P, never writes S.
+  linalg::GenericOp pw = r.pointwise;
+  if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2 ||
+      pw.getStaticLoopRanges()[1] != r.hidden)
+    return failure();
+  Value stateRoot = underlyingBuffer(r.state);
+  Value gradientRoot = underlyingBuffer(r.gradients);
+  SmallVector<bool> written(r.gates, false);
+  for (OpOperand &operand : pw->getOpOperands()) {
+    Value value = operand.get();
+    AffineMap map = pw.getMatchingIndexingMap(&operand);
+    bool isInput = pw.isDpsInput(&operand);
+    std::optional<int64_t> gate =
+        isInput ? std::nullopt : gateOfView(value, r.gradients, r.hidden);
+    if (!isInput)
+      r.gateOfInit.push_back(gate);
+    if (gate) {
+      if (!isIdentity2D(map) || *gate >= r.gates || written[*gate] ||
+          !rebuildableInKernel(value, loop, {}))
+        return failure();
+      written[*gate] = true;
+      continue;
+    }
+    if (value == r.state) {
+      if (!isInput || !isIdentity2D(map))
+        return failure();
+      continue;
+    }
+    if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
+      return failure();
+    Value root = underlyingBuffer(value);
+    if (root == stateRoot || root == gradientRoot ||
+        !rebuildableInKernel(value, loop, {r.state}))
+      return failure();
+  }
+  if (!llvm::all_of(written, [](bool w) { return w; }) ||
+      !readsWrittenBuffersElementwise(pw, loop, Value()) ||
+      !hasClonableBody(pw, loop))
+    return failure();
+  // Nothing else in the loop touches S or P.
+  for (Operation *user : r.state.getUsers()) {
+    if (!loop->isAncestor(user) || user == pw.getOperation() ||
+        user == matmul.getOperation() || user == r.fill.getOperation())
+      continue;
+    if (r.headwise && isa<memref::ExpandShapeOp>(user) &&
+        user->getResult(0) == out)
+      continue;
+    return failure();
+  }
+  for (Operation *user : r.gradients.getUsers()) {
+    if (!loop->isAncestor(user) || user == matmul.getOperation() ||
+        isa<memref::DimOp>(user))
+      continue;
+    if (r.headwise && isa<memref::ExpandShapeOp>(user) &&
+        user->getResult(0) == lhs)
+      continue;
+    auto view = dyn_cast<memref::SubViewOp>(user);
+    if (!view || !gateOfView(view, r.gradients, r.hidden) ||
+        !llvm::all_of(view->getUsers(),
+                      [&](Operation *u) { return u == pw.getOperation(); }))
+      return failure();
+  }
+  return r;
+}
+
+llvm::SetVector<Operation *> rnn::opsNeededByGroup(const AdjointRecurrence &r) {
+  llvm::SetVector<Operation *> needed;
+  SmallVector<Value> work(r.pointwise->getOperands());
+  scf::ForOp loop = r.loop;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != loop.getBody() || !needed.insert(def))
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  return needed;
+}
+
 llvm::SetVector<Operation *> rnn::opsNeededByGroup(const StepRecurrence &r) {
   llvm::SetVector<Operation *> needed;
   SmallVector<Value> work;
@@ -449,10 +695,9 @@ llvm::SetVector<Operation *> rnn::opsNeededByGroup(const StepRecurrence &r) {
   return needed;
 }
 
-Value rnn::buildBatchGuard(OpBuilder &b, const StepRecurrence &r,
+Value rnn::buildBatchGuard(OpBuilder &b, scf::ForOp loop, Value state,
                            int64_t maxBatch, int64_t batchMultiple,
                            Value &batch) {
-  scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -460,7 +705,7 @@ Value rnn::buildBatchGuard(OpBuilder &b, const StepRecurrence &r,
   auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
     return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
   };
-  batch = memref::DimOp::create(b, loc, r.state, 0);
+  batch = memref::DimOp::create(b, loc, state, 0);
   Value fits = arith::AndIOp::create(
       b, loc, cmp(arith::CmpIPredicate::ugt, batch, index(0)),
       cmp(arith::CmpIPredicate::ule, batch, index(maxBatch)));

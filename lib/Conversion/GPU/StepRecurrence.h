@@ -73,6 +73,36 @@ struct StepRecurrence {
 /// and writes).
 mlir::FailureOr<StepRecurrence> matchStepRecurrence(mlir::scf::ForOp loop);
 
+/// The other order, a derived backward's step: one pointwise group over
+/// [B, H] that reads the state S (the state gradient) and writes the G gate
+/// windows of P [B, G*H] (the gate gradients), then the transposed product
+/// S = P x U (dense: U [G*H, H] read as k x n; head-wise: head h's units of
+/// S read only head h's G*N columns of P through its [G*N, N] matrix), which
+/// gives the next step's S.
+struct AdjointRecurrence {
+  mlir::scf::ForOp loop;
+  mlir::linalg::GenericOp pointwise;
+  mlir::linalg::GenericOp matmul;
+  mlir::linalg::FillOp fill;
+  /// S [B, H] (f32), P [B, G*H] (as the group writes its windows), the
+  /// weight as [G*H, H] or [NH, G*N, N].
+  mlir::Value state, gradients, weight;
+  bool headwise = false;
+  int64_t gates = 0, hidden = 0, heads = 1, headSize = 0;
+  /// Per group init, the gate of P it writes, if it is one of P's windows.
+  llvm::SmallVector<std::optional<int64_t>> gateOfInit;
+
+  mlir::Type gradientElementType() const;
+  mlir::Type weightElementType() const;
+};
+
+mlir::FailureOr<AdjointRecurrence>
+matchAdjointRecurrence(mlir::scf::ForOp loop);
+
+/// The ops of the adjoint step loop's body that compute what its group
+/// reads or writes (views a kernel rebuilds from the step index).
+llvm::SetVector<mlir::Operation *> opsNeededByGroup(const AdjointRecurrence &r);
+
 /// A scalar op without regions and memory effects.
 bool isPureScalarOp(mlir::Operation *op);
 bool isIdentity2D(mlir::AffineMap map);
@@ -91,12 +121,12 @@ bool isLoopScratch(mlir::Value buffer, mlir::scf::ForOp loop);
 /// the kernels compute): the views a kernel rebuilds from the step index.
 llvm::SetVector<mlir::Operation *> opsNeededByGroup(const StepRecurrence &r);
 
-/// Whether a persistent kernel for `r` may run, built before its loop: the
-/// sequence is not empty and the batch B (S's rows) is 0 < B <= `maxBatch`
-/// and a multiple of `batchMultiple`. Sets `batch` to B.
-mlir::Value buildBatchGuard(mlir::OpBuilder &b, const StepRecurrence &r,
-                            int64_t maxBatch, int64_t batchMultiple,
-                            mlir::Value &batch);
+/// Whether a persistent kernel for `loop` may run, built before it: the
+/// sequence is not empty and the batch B (`state`'s rows) is
+/// 0 < B <= `maxBatch` and a multiple of `batchMultiple`. Sets `batch` to B.
+mlir::Value buildBatchGuard(mlir::OpBuilder &b, mlir::scf::ForOp loop,
+                            mlir::Value state, int64_t maxBatch,
+                            int64_t batchMultiple, mlir::Value &batch);
 
 /// Whether the device library can run `r` as the grid-wide persistent kernel
 /// (convert-step-loops-to-persistent-kernels): a dense bf16 product of a
@@ -107,6 +137,10 @@ bool runsOnDeviceLibrary(const StepRecurrence &r);
 /// `maxSharedBytes` of shared memory a block: the kernel's shape and the
 /// batches it runs for, or why the step loop stays.
 std::string describeBlockKernel(const StepRecurrence &r,
+                                int64_t maxSharedBytes);
+/// The same for a derived backward's step loop (group, then the transposed
+/// product).
+std::string describeBlockKernel(const AdjointRecurrence &r,
                                 int64_t maxSharedBytes);
 
 } // namespace rnn

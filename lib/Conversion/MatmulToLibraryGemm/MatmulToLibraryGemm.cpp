@@ -484,7 +484,8 @@ struct StridedOperand {
   /// The address `elements` further on (a constant count).
   Value at(OpBuilder &b, Location loc, Value elements) const {
     Value bytes = arith::MulIOp::create(
-        b, loc, elements, arith::ConstantIntOp::create(b, loc, elementBytes, 64));
+        b, loc, elements,
+        arith::ConstantIntOp::create(b, loc, elementBytes, 64));
     return arith::AddIOp::create(b, loc, address, bytes);
   }
 };
@@ -573,11 +574,13 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
   unsigned lhsRows, rhsRows = 0, outRows;
   int64_t gates;
   switch (form) {
-  case rnn::kHeadwiseForward: // [rows, NH, K] x [NH, G, N, K] -> [rows, G, NH, N]
+  case rnn::kHeadwiseForward: // [rows, NH, K] x [NH, G, N, K] -> [rows, G, NH,
+                              // N]
     lhsRows = lhsType.getRank() - 2, outRows = outType.getRank() - 3;
     gates = rhsType.getRank() == 4 ? rhsType.getDimSize(1) : 0;
     break;
-  case rnn::kHeadwiseTransposed: // [rows, G, NH, N] x [NH, G, N, K] -> [rows, NH, K]
+  case rnn::kHeadwiseTransposed: // [rows, G, NH, N] x [NH, G, N, K] -> [rows,
+                                 // NH, K]
     lhsRows = lhsType.getRank() - 3, outRows = outType.getRank() - 2;
     gates = rhsType.getRank() == 4 ? rhsType.getDimSize(1) : 0;
     break;
@@ -597,12 +600,11 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
   Location loc = generic.getLoc();
   linalg::FillOp fill = findDeadZeroFill(generic, out);
   Value packed;
-  for (auto [operand, rows] :
-       {std::pair{lhs, lhsRows}, std::pair{rhs, rhsRows},
-        std::pair{out, outRows}})
+  for (auto [operand, rows] : {std::pair{lhs, lhsRows}, std::pair{rhs, rhsRows},
+                               std::pair{out, outRows}})
     if (Value check = leadingDimsPacked(builder, loc, operand, rows))
-      packed = packed ? arith::AndIOp::create(builder, loc, packed, check)
-                      : check;
+      packed =
+          packed ? arith::AndIOp::create(builder, loc, packed, check) : check;
   if (packed) {
     auto guard = scf::IfOp::create(builder, loc, packed, /*withElse=*/true);
     builder.setInsertionPointToStart(&guard.getElseRegion().front());
@@ -637,8 +639,7 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
     int32_t flags = layoutFlags;
     // Each gate's call overwrites its own part of the result, except the
     // transposed product's, where the gates add up into one result.
-    bool accumulate =
-        !fill || (form == rnn::kHeadwiseTransposed && g > 0);
+    bool accumulate = !fill || (form == rnn::kHeadwiseTransposed && g > 0);
     if (accumulate)
       flags |= kAccumulateFlag;
     SmallVector<Value> args{abCode, cCode};

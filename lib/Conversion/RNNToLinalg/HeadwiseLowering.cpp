@@ -174,9 +174,9 @@ static Value headwiseOuterSumAsGeneric(OpBuilder &b, HeadwiseOuterSumOp op) {
              j = getAffineDimExpr(2, context),
              kk = getAffineDimExpr(3, context),
              r = getAffineDimExpr(4, context);
-  Value product = contract(b, loc, lhs, rhs, outType, Value(), 5, 4,
-                           {r, g, h, j}, {r, h, kk}, {h, g, j, kk},
-                           kHeadwiseOuterSum, op.getAllowTf32());
+  Value product =
+      contract(b, loc, lhs, rhs, outType, Value(), 5, 4, {r, g, h, j},
+               {r, h, kk}, {h, g, j, kk}, kHeadwiseOuterSum, op.getAllowTf32());
   return tensor::CollapseShapeOp::create(
       b, loc, resultType, product,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});

@@ -594,9 +594,9 @@ struct FusePointwisePass
           pieces.assign(old->begin(), old->end());
         pieces.push_back(1);
         OpBuilder builder(group);
-        auto widened = PointwiseOp::create(builder, group.getLoc(), types,
-                                           group.getInputs(), operands,
-                                           offsets, pieces);
+        auto widened =
+            PointwiseOp::create(builder, group.getLoc(), types,
+                                group.getInputs(), operands, offsets, pieces);
         Block &body = widened.getBodyBlock();
         for (auto [to, from] : llvm::zip(body.getArguments(),
                                          group.getBodyBlock().getArguments()))
@@ -606,8 +606,7 @@ struct FusePointwisePass
         Operation *terminator = body.getTerminator();
         terminator->insertOperands(terminator->getNumOperands(),
                                    body.getArgument(*read));
-        group->replaceAllUsesWith(
-            widened->getResults().drop_back());
+        group->replaceAllUsesWith(widened->getResults().drop_back());
         group->erase();
         output.set(widened->getResults().back());
         changed = true;
