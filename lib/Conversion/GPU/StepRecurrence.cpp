@@ -651,8 +651,9 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
     return failure();
   }
   for (Operation *user : r.gradients.getUsers()) {
+    // The group writes a one-gate P whole (it never reads P: checked above).
     if (!loop->isAncestor(user) || user == matmul.getOperation() ||
-        isa<memref::DimOp>(user))
+        user == pw.getOperation() || isa<memref::DimOp>(user))
       continue;
     if (r.headwise && isa<memref::ExpandShapeOp>(user) &&
         user->getResult(0) == lhs)
