@@ -140,16 +140,20 @@ static bool isProductBody(Block &body) {
 }
 
 /// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
-/// rnn.matmul with an [N, K] weight: out[m, n] += a[m, k] * w[n, k].
-static bool isRowContraction(linalg::GenericOp matmul) {
+/// rnn.matmul: out[m, n] += a[m, k] * w[n, k] for an [N, K] weight, or
+/// w[k, n] for a [K, N] one (`weightInOut`).
+static bool isTwoDimContraction(linalg::GenericOp matmul, bool weightInOut) {
   MLIRContext *ctx = matmul.getContext();
   AffineExpr m, n, k;
   bindDims(ctx, m, n, k);
   using Exprs = ArrayRef<AffineExpr>;
   SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
-      ArrayRef<Exprs>{Exprs{m, k}, Exprs{n, k}, Exprs{m, n}}, ctx);
+      ArrayRef<Exprs>{Exprs{m, k}, weightInOut ? Exprs{k, n} : Exprs{n, k},
+                      Exprs{m, n}},
+      ctx);
   using utils::IteratorType;
-  return matmul.getIndexingMapsArray() == maps &&
+  return matmul.getNumDpsInputs() == 2 && matmul.getNumDpsInits() == 1 &&
+         matmul.getIndexingMapsArray() == maps &&
          matmul.getIteratorTypesArray() ==
              SmallVector<IteratorType>{IteratorType::parallel,
                                        IteratorType::parallel,
@@ -204,7 +208,8 @@ static LogicalResult matchProduct(StepRecurrence &r) {
   r.product = matmul.getDpsInits()[0];
   if (!r.headwise) {
     auto layout = matmul->getAttrOfType<IntegerAttr>(kGemmWeightLayoutAttr);
-    if (!layout || layout.getInt() != 0 || !isRowContraction(matmul))
+    if (!layout || layout.getInt() != 0 ||
+        !isTwoDimContraction(matmul, /*weightInOut=*/false))
       return failure();
     r.state = matmul.getDpsInputs()[0];
     r.weight = matmul.getDpsInputs()[1];
@@ -459,26 +464,6 @@ Type AdjointRecurrence::weightElementType() const {
   return cast<MemRefType>(weight.getType()).getElementType();
 }
 
-/// Whether `matmul` is the contraction convert-rnn-to-linalg makes of an
-/// rnn.matmul with a [K, N] weight (weight_in_out): out[m, n] += a[m, k] *
-/// w[k, n].
-static bool isColumnContraction(linalg::GenericOp matmul) {
-  MLIRContext *ctx = matmul.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  using Exprs = ArrayRef<AffineExpr>;
-  SmallVector<AffineMap> maps = AffineMap::inferFromExprList(
-      ArrayRef<Exprs>{Exprs{m, k}, Exprs{k, n}, Exprs{m, n}}, ctx);
-  using utils::IteratorType;
-  return matmul.getNumDpsInputs() == 2 && matmul.getNumDpsInits() == 1 &&
-         matmul.getIndexingMapsArray() == maps &&
-         matmul.getIteratorTypesArray() ==
-             SmallVector<IteratorType>{IteratorType::parallel,
-                                       IteratorType::parallel,
-                                       IteratorType::reduction} &&
-         isProductBody(matmul.getRegion().front());
-}
-
 /// Whether `matmul` is the generic of a transposed rnn.headwise_matmul:
 /// out[b, h, k] += d[b, g, h, j] * w[h, g, j, k].
 static bool isTransposedHeadwiseContraction(linalg::GenericOp matmul) {
@@ -546,7 +531,8 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
   Value lhs = matmul.getDpsInputs()[0], rhs = matmul.getDpsInputs()[1];
   Value out = matmul.getDpsInits()[0];
   if (auto layout = matmul->getAttrOfType<IntegerAttr>(kGemmWeightLayoutAttr);
-      layout && layout.getInt() == 1 && isColumnContraction(matmul)) {
+      layout && layout.getInt() == 1 &&
+      isTwoDimContraction(matmul, /*weightInOut=*/true)) {
     r.gradients = lhs, r.weight = rhs, r.state = out;
   } else if (auto form = matmul->getAttrOfType<IntegerAttr>(kHeadwiseGemmAttr);
              form && form.getInt() == kHeadwiseTransposed &&

@@ -85,7 +85,7 @@ static int32_t dtypeCode(Type type) {
 /// Whether the rows of a `[..., C]` memref can form one `[M, C]` matrix:
 /// a strided layout with unit inner stride. For rank > 2 the leading
 /// dimensions must also be packed (stride[d] = stride[d+1] * size[d+1]),
-/// which `rowsArePacked` checks.
+/// which `leadingDimsPacked` checks.
 static bool hasUnitInnerStride(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -94,18 +94,18 @@ static bool hasUnitInnerStride(MemRefType type) {
   return type.getRank() >= 2 && strides.back() == 1;
 }
 
-/// Null when the leading dimensions of `memref` are packed by its type
-/// (rank 2, or an identity layout); otherwise an i1 that says whether they
-/// are at run time. The rows of a sequence's slice ([1..T] of a buffer with
-/// a row for the initial state) are packed, but a dynamic batch leaves its
-/// stride unknown to the type.
-static Value rowsArePacked(OpBuilder &b, Location loc, Value memref) {
+/// Null when the first `count` dimensions of `memref` are packed rows by
+/// its type (one dimension, or an identity layout); otherwise an i1 that
+/// says whether they are at run time (each stride the next one's times its
+/// size), for the rows to form one matrix dimension.
+static Value leadingDimsPacked(OpBuilder &b, Location loc, Value memref,
+                               unsigned count) {
   auto type = cast<MemRefType>(memref.getType());
-  if (type.getRank() <= 2 || type.getLayout().isIdentity())
+  if (count <= 1 || type.getLayout().isIdentity())
     return Value();
   auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value packed;
-  for (int64_t d = 0; d + 2 < type.getRank(); ++d) {
+  for (unsigned d = 0; d + 1 < count; ++d) {
     Value expected = arith::MulIOp::create(b, loc, metadata.getStrides()[d + 1],
                                            metadata.getSizes()[d + 1]);
     Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -513,27 +513,6 @@ static StridedOperand describeOperand(OpBuilder &b, Location loc,
   return operand;
 }
 
-/// Null when the first `count` dimensions of `memref` are packed rows by
-/// its type (one dimension, or an identity layout); otherwise an i1 that
-/// says whether they are at run time (each stride the next one's times its
-/// size), for the rows to form one matrix dimension.
-static Value leadingDimsPacked(OpBuilder &b, Location loc, Value memref,
-                               unsigned count) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (count <= 1 || type.getLayout().isIdentity())
-    return Value();
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value packed;
-  for (unsigned d = 0; d + 1 < count; ++d) {
-    Value expected = arith::MulIOp::create(b, loc, metadata.getStrides()[d + 1],
-                                           metadata.getSizes()[d + 1]);
-    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       metadata.getStrides()[d], expected);
-    packed = packed ? arith::AndIOp::create(b, loc, packed, same) : same;
-  }
-  return packed;
-}
-
 /// Whether the innermost dimension of `value`'s memref type has unit stride.
 static bool innermostIsContiguous(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
@@ -821,7 +800,9 @@ struct ConvertMatmulToLibraryGemmPass
         layout |= kAccumulateFlag;
       Value packed;
       for (Value operand : {a, c})
-        if (Value check = rowsArePacked(builder, loc, operand))
+        if (Value check = leadingDimsPacked(
+                builder, loc, operand,
+                cast<MemRefType>(operand.getType()).getRank() - 1))
           packed = packed ? arith::AndIOp::create(builder, loc, packed, check)
                           : check;
       scf::IfOp guard;
