@@ -95,6 +95,13 @@ each build or load (against concurrent builds of one extension); the builds here
 distinct extensions, so that sleep is skipped in these processes. A table per function is
 printed and written to OUT_JSON's .txt, the results (every timed call included, each record
 with its "function") to OUT_JSON.
+
+--profile N adds, after the timings, one training step of each (ours also with
+RNN_CUDA_GRAPHS=0, kernel by kernel) under torch.profiler: the N longest GPU kernels (by
+name: total time, launches), the time from the first kernel's start to the last one's end
+against the time kernels ran in it, the longest idle gaps between kernels, how long the host
+takes to return from an unsynchronised step, and the longest CPU operations; all of it in
+each record's "profile".
 """
 import argparse
 import json
@@ -680,6 +687,58 @@ def time_calls(fn, warmup, repeats):
     return event_times(fn, repeats)
 
 
+def kernel_breakdown(step, graphs):
+    """The GPU work of one call of `step` (after one warm-up call) under torch.profiler:
+    "kernels", [name, total us, launches] per kernel name, longest first; "span_us" from the
+    first kernel's start to the last one's end, "busy_us" the time a kernel ran in it, and
+    "gaps", the longest idle times between kernels [us, kernel before, kernel after].
+    `graphs` False: our runtime launches each kernel and GEMM by itself (RNN_CUDA_GRAPHS=0,
+    read at every call), so that each is seen."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+    old = os.environ.get("RNN_CUDA_GRAPHS")
+    if not graphs:
+        os.environ["RNN_CUDA_GRAPHS"] = "0"
+    try:
+        with torch.enable_grad():
+            step()
+            torch.cuda.synchronize()
+            host = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                step()
+                host.append((time.perf_counter() - t0) * 1e6)
+                torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+                step()
+                torch.cuda.synchronize()
+    finally:
+        if old is None:
+            os.environ.pop("RNN_CUDA_GRAPHS", None)
+        else:
+            os.environ["RNN_CUDA_GRAPHS"] = old
+    cpu = sorted(([e.key[:60], e.self_cpu_time_total, e.count] for e in prof.key_averages()
+                  if e.self_cpu_time_total > 0), key=lambda r: -r[1])[:8]
+    spans = sorted((e.time_range.start, e.time_range.end, e.name[:90]) for e in prof.events()
+                   if e.device_type == DeviceType.CUDA)
+    per_kernel = {}
+    for start, stop, name in spans:
+        row = per_kernel.setdefault(name, [name, 0.0, 0])
+        row[1] += stop - start
+        row[2] += 1
+    rows = sorted(per_kernel.values(), key=lambda r: -r[1])
+    busy, gaps, end, before = 0.0, [], None, None
+    for start, stop, name in spans:
+        if end is not None and start > end:
+            gaps.append([start - end, before, name])
+        if end is None or stop > end:
+            busy += stop - max(start, end if end is not None else start)
+            end, before = stop, name
+    return {"kernels": rows, "span_us": spans[-1][1] - spans[0][0] if spans else 0.0,
+            "busy_us": busy, "gaps": sorted(gaps, key=lambda g: -g[0])[:6],
+            "host_us": statistics.median(host), "cpu_ops": cpu}
+
+
 def short(e):
     s = f"{type(e).__name__}: {e}".strip().replace("\n", " | ")
     return s if len(s) <= 400 else s[:400] + " ..."
@@ -853,6 +912,22 @@ def run_dim(D, args, skip, fn=None):
         if s and name not in dead:
             rec["ms"][name] = statistics.median(s)
             rec["samples_ms"][name] = [round(v, 4) for v in s]
+    if args.profile:
+        rec["profile"] = {f"{name}{suffix}": kernel_breakdown(f, graphs)
+                          for name, f in train.items() if name not in dead
+                          for suffix, graphs in (("", True), (" (no graphs)", False))
+                          if name == "ours train" or graphs}
+        for name, p in rec["profile"].items():
+            print(f"  {name}, one step: kernels {p['busy_us']:.1f} us of a "
+                  f"{p['span_us']:.1f} us span; longest kernels (us, launches):")
+            for kernel, us, count in p["kernels"][:args.profile]:
+                print(f"    {us:9.1f} {count:6d}  {kernel}")
+            for us, before, after in p["gaps"][:3]:
+                print(f"    idle {us:7.1f} us between {before} and {after}")
+            print(f"    the host returns after {p['host_us']:.1f} us (median of 5 unsynchronised "
+                  "calls); longest CPU ops (self us, calls):")
+            for op, us, count in p["cpu_ops"][:5]:
+                print(f"    {us:9.1f} {count:6d}  {op}")
     del model, timed, runners
     torch.cuda.empty_cache()
     return rec
@@ -1080,6 +1155,9 @@ def main():
                          "MODEL_DIR/../train-models)")
     ap.add_argument("--no-train", dest="train", action="store_false",
                     help="no training steps (ours and FlashRNN's)")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="after the timings, the N longest GPU kernels of one training step "
+                         "of each (torch.profiler; all of them in the JSON)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
@@ -1137,7 +1215,8 @@ def main():
                    "--train-backends", ",".join(args.train_backends),
                    "--train-model-dir", args.train_model_dir,
                    "--rounds", str(args.rounds), "--repeats", str(args.repeats),
-                   "--warmup", str(args.warmup)] + ([] if args.train else ["--no-train"])
+                   "--warmup", str(args.warmup), "--profile", str(args.profile)] + \
+                ([] if args.train else ["--no-train"])
             if os.path.exists(part):
                 os.remove(part)
             rc = subprocess.call(cmd)

@@ -5,8 +5,10 @@
 // the step's projection: one kernel of B blocks; each unit's 32 inputs are
 // split over 2 lanes (64 threads), each holding its 16 weights in
 // registers; h_{t-1} staged in shared memory (256 bytes), the projection
-// loaded a step ahead and the biases once, one barrier a step; the loop
-// kept for large batches.
+// loaded a step ahead and the biases once, one barrier a step. Past the
+// batches whose blocks all fit on the multiprocessors at once, one lane a
+// unit (smaller blocks, more of them at once): a second kernel of 32
+// threads for those batches, and the loop kept for larger ones.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -15,13 +17,13 @@
 // CHECK-LABEL: func.func @rnn_tanh_like
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x?x32xf32>, %[[U:[a-z0-9]+]]: memref<32x32xf32>, %[[B1:[a-z0-9]+]]: memref<32xf32>, %[[B2:[a-z0-9]+]]: memref<32xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x32xf32>, %[[S:[a-z0-9]+]]: memref<?x32xf32>, %[[T:[a-z0-9]+]]: index)
 // CHECK: linalg.copy
-// CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x32xf32>
-// CHECK: arith.cmpi ugt, %[[B]]
-// The cost model's largest batch: 10 waves of 18 blocks on each of 132 SMs.
-// CHECK: arith.cmpi ule, %[[B]], %c23760
-// CHECK: arith.cmpi sgt, %[[T]]
 // CHECK: %[[ON:.*]] = call @rnn_cuda_persistent_enabled() : () -> i32
 // CHECK: arith.cmpi ne, %[[ON]]
+// CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x32xf32>
+// CHECK: arith.cmpi ugt, %[[B]]
+// The largest batch for 2 lanes a unit: 18 blocks on each of 132 SMs.
+// CHECK: arith.cmpi ule, %[[B]], %c2376
+// CHECK: arith.cmpi sgt, %[[T]]
 // CHECK: scf.if %{{.*}} {
 // CHECK:   %[[BLOCKS:.*]] = arith.muli %[[B]], %c1
 // CHECK:   gpu.launch blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c64{{.*}}) dynamic_shared_memory_size %c256_i32
@@ -74,9 +76,17 @@
 // CHECK:       gpu.barrier
 // CHECK:   } {rnn.persistent_launch}
 // CHECK: } else {
-// CHECK:   scf.for
-// CHECK:     linalg.generic {{.*}} attrs = {rnn.gemm_weight_layout = 0 : i32}
-// CHECK:     linalg.generic
+// Larger batches: one lane a unit, all 32 inputs.
+// CHECK:   arith.cmpi ule, %{{.*}}, %c33264
+// CHECK:   scf.if %{{.*}} {
+// CHECK:     gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32{{.*}}) dynamic_shared_memory_size %c256_i32
+// CHECK-COUNT-32: math.fma
+// CHECK-NOT:       gpu.shuffle
+// CHECK:     } {rnn.persistent_launch}
+// CHECK:   } else {
+// CHECK:     scf.for
+// CHECK:       linalg.generic {{.*}} attrs = {rnn.gemm_weight_layout = 0 : i32}
+// CHECK:       linalg.generic
 // CHECK: return
 // SMALL-LABEL: func.func @rnn_tanh_like
 // SMALL-NOT: gpu.launch
@@ -215,11 +225,14 @@ func.func @headwise_like(%xp: memref<?x?x32xf32>, %r: memref<2x16x8xbf16>,
 // threads) of 12 inputs each; their 48 weights do not fit in registers
 // beside the block's other lanes, so they go to shared memory, the 4
 // gates' bf16 weights of an input in one 8-byte word (one load a word).
+// Past 264 rows (two blocks on each of 132 SMs) 4 lanes a unit, blocks of
+// 384 threads.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @packed_weights
+// CHECK: arith.cmpi ule, %{{.*}}, %c264
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c768{{.*}}) dynamic_shared_memory_size %c74496_i32
 // CHECK:   memref.view {{.*}}[%c73728][] {{.*}} to memref<2x96xf32, #gpu.address_space<workgroup>>
 // CHECK:   %[[WORDS:.*]] = memref.view {{.*}} to memref<12x1x768xi64, #gpu.address_space<workgroup>>
@@ -230,6 +243,10 @@ func.func @headwise_like(%xp: memref<?x?x32xf32>, %r: memref<2x16x8xbf16>,
 // CHECK-COUNT-12: memref.load %[[WORDS]]
 // CHECK-NOT: memref.load %[[WORDS]]
 // CHECK:     gpu.shuffle xor
+// CHECK: } {rnn.persistent_launch}
+// CHECK: arith.cmpi ule, %{{.*}}, %c1584
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c74496_i32
+// CHECK-COUNT-24: memref.load %{{.*}} : memref<24x1x384xi64, #gpu.address_space<workgroup>>
 // CHECK: } {rnn.persistent_launch}
 func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
                           %h: memref<?x96xf32>, %steps: index) {

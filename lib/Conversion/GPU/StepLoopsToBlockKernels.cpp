@@ -17,10 +17,12 @@
 // computes the G gate sums of unit n, then the cell's pointwise body
 // (cloned from the group) for that element, keeping in registers the states
 // that the group reads and rewrites, and the step's input-projection values
-// loaded one step ahead. A cost model (the kernel's shared-memory loads a
-// step against the per-step path's launches) gives, per recurrence, the
-// largest batch for which the kernel runs; the step loop stays as the
-// fallback for larger batches and empty sequences.
+// loaded one step ahead. A cost model (a block's chain of dependent work,
+// and how many blocks the multiprocessors hold at once, against the
+// per-step path's launches) picks, per range of batch sizes, how many
+// lanes split a unit's sums (up to three kernels, chosen at run time by
+// B), and the largest batch for which a kernel runs; the step loop stays
+// as the fallback for larger batches and empty sequences.
 //
 // A derived backward's step (the adjoint group, then the transposed product
 // that gives the next state gradient) runs the same way in the other order
@@ -40,7 +42,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <vector>
 
 namespace rnn {
 #define GEN_PASS_DEF_CONVERTSTEPLOOPSTOBLOCKKERNELS
@@ -83,28 +88,33 @@ struct BlockPlan {
   int64_t threads = 0;
   int64_t weightBytes = 0;
   int64_t sharedBytes = 0;
+  /// The cost model's cycles for a step of one block, and how many blocks
+  /// a multiprocessor holds at once.
+  int64_t stepCycles = 0;
+  int64_t blocksPerSM = 1;
+  /// The largest batch this plan runs (the plan before it in a
+  /// BlockPlans runs the smaller ones).
   int64_t maxBatch = 0;
 };
+
+/// The plans of a recurrence, by batch: plans[i] runs batches above
+/// plans[i-1].maxBatch up to plans[i].maxBatch, the step loop larger ones.
+using BlockPlans = std::vector<BlockPlan>;
 
 int64_t roundUp(int64_t value, int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
-/// The plan for blocks of `units` units, each the sum of `inputs` inputs
-/// for each of `gates` outputs (`elementBytes` a weight), `heads` blocks a
-/// batch row; nothing when the weights fit neither in registers nor in
-/// `sharedLimit` bytes.
-std::optional<BlockPlan> planForShape(int64_t units, int64_t inputs,
-                                      int64_t gates, int64_t heads,
-                                      int64_t elementBytes,
-                                      int64_t sharedLimit) {
-  if (units > 1024)
-    return std::nullopt;
+/// The plan for blocks of `units` units whose `slices` lanes each sum
+/// their share of `inputs` inputs for each of `gates` outputs
+/// (`elementBytes` a weight); nothing when the weights fit neither in
+/// registers nor in `sharedLimit` bytes.
+std::optional<BlockPlan> planWithSlices(int64_t slices, int64_t units,
+                                        int64_t inputs, int64_t gates,
+                                        int64_t elementBytes,
+                                        int64_t sharedLimit) {
   BlockPlan plan;
-  while (plan.slices < kWarp &&
-         (inputs + plan.slices - 1) / plan.slices > kMaxSlice &&
-         units * plan.slices * 2 <= 1024)
-    plan.slices *= 2;
+  plan.slices = slices;
   plan.sliceSize = (inputs + plan.slices - 1) / plan.slices;
   plan.threads = roundUp(units * plan.slices, kWarp);
   int64_t weightRegisters = gates * plan.sliceSize;
@@ -132,42 +142,104 @@ std::optional<BlockPlan> planForShape(int64_t units, int64_t inputs,
   plan.weightBytes = roundUp(plan.weightBytes, 16);
   // A block's step: KS dependent multiply-adds per gate (a shared-memory
   // load each, two where the weights are there too), the shuffles, and
-  // the barrier and pointwise body; as many waves of blocks as fit in the
-  // step loop's time.
+  // the barrier and pointwise body.
   int64_t log2Slices = llvm::Log2_64(plan.slices);
-  int64_t stepCycles =
-      300 +
-      4 * plan.sliceSize *
-          (gates + (plan.weightsInRegisters ? 0 : plan.words)) +
-      20 * gates * log2Slices;
+  plan.stepCycles = 300 +
+                    4 * plan.sliceSize *
+                        (gates + (plan.weightsInRegisters ? 0 : plan.words)) +
+                    20 * gates * log2Slices;
   int64_t registers =
       plan.threads *
       ((plan.weightsInRegisters ? weightRegisters : 0) + kOtherRegisters);
-  int64_t blocksPerSM =
-      std::min<int64_t>({32, 2048 / plan.threads,
-                         sharedLimit / plan.sharedBytes, 65536 / registers});
-  int64_t waves = std::max<int64_t>(1, kStepLoopCycles / stepCycles);
-  plan.maxBatch =
-      waves * kMultiprocessors * std::max<int64_t>(blocksPerSM, 1) / heads;
-  if (plan.maxBatch < 1)
-    return std::nullopt;
+  plan.blocksPerSM =
+      std::max<int64_t>(1, std::min<int64_t>({32, 2048 / plan.threads,
+                                              sharedLimit / plan.sharedBytes,
+                                              65536 / registers}));
   return plan;
 }
 
-/// The plan for `r`: a unit's G gate sums over the head's N inputs.
-std::optional<BlockPlan> planFor(const StepRecurrence &r, int64_t sharedLimit) {
-  return planForShape(r.headSize, r.headSize, r.gates, r.heads,
-                      r.weightElementType().getIntOrFloatBitWidth() / 8,
-                      sharedLimit);
+/// How many times the multiprocessors run `blocks` blocks of `plan` one
+/// after the other.
+int64_t wavesOf(const BlockPlan &plan, int64_t blocks) {
+  int64_t resident = kMultiprocessors * plan.blocksPerSM;
+  return (blocks + resident - 1) / resident;
 }
 
-/// The plan for an adjoint `r`: a unit's one sum over the head's G*N gate
+/// The plans for heads of `units` units (`heads` blocks a batch row), each
+/// the sum of `inputs` inputs for each of `gates` outputs, by batch. While
+/// all the blocks fit on the multiprocessors at once, the most lanes a unit
+/// (up to kMaxSlice inputs a lane): the shortest chain of dependent
+/// multiply-adds, and a step no longer for more blocks. Past that, fewer
+/// lanes a unit, smaller blocks that still fit at once (a second wave of
+/// blocks doubles the step: the FlashRNN sLSTM's backward at 12 heads of
+/// 64 units and B = 16 ran 192 blocks of 1024 threads in two waves, 4.9 us
+/// a step on the H100, docs/performance-notes.md); past what any plan
+/// holds at once, the plan with the shortest step times its waves, while
+/// that beats the step loop's launches. At most kMaxPlans plans, each for
+/// one range of batches; none when no plan fits.
+BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
+                         int64_t heads, int64_t elementBytes,
+                         int64_t sharedLimit) {
+  constexpr size_t kMaxPlans = 3;
+  if (units > 1024)
+    return {};
+  // Most lanes first.
+  SmallVector<BlockPlan> candidates;
+  for (int64_t slices = 1; slices <= kWarp && units * slices <= 1024;
+       slices *= 2) {
+    if (std::optional<BlockPlan> plan = planWithSlices(
+            slices, units, inputs, gates, elementBytes, sharedLimit))
+      candidates.insert(candidates.begin(), *plan);
+    if ((inputs + slices - 1) / slices <= kMaxSlice)
+      break;
+  }
+  BlockPlans plans;
+  // Each plan serves one range of batches: once the choice has moved on
+  // from a plan, it does not come back to it.
+  llvm::SmallDenseSet<int64_t> retired;
+  for (int64_t batch = 1;; ++batch) {
+    int64_t blocks = heads * batch;
+    const BlockPlan *best = nullptr;
+    for (const BlockPlan &plan : candidates)
+      if (!retired.contains(plan.slices) && wavesOf(plan, blocks) == 1) {
+        best = &plan;
+        break;
+      }
+    if (!best)
+      for (const BlockPlan &plan : candidates)
+        if (!retired.contains(plan.slices) &&
+            (!best || wavesOf(plan, blocks) * plan.stepCycles <
+                          wavesOf(*best, blocks) * best->stepCycles))
+          best = &plan;
+    // As many waves as fit in the step loop's time (one at least).
+    if (!best || wavesOf(*best, blocks) >
+                     std::max<int64_t>(1, kStepLoopCycles / best->stepCycles))
+      break;
+    if (plans.empty() || plans.back().slices != best->slices) {
+      if (plans.size() == kMaxPlans)
+        break;
+      if (!plans.empty())
+        retired.insert(plans.back().slices);
+      plans.push_back(*best);
+    }
+    plans.back().maxBatch = batch;
+  }
+  return plans;
+}
+
+/// The plans for `r`: a unit's G gate sums over the head's N inputs.
+BlockPlans plansFor(const StepRecurrence &r, int64_t sharedLimit) {
+  return plansForShape(r.headSize, r.headSize, r.gates, r.heads,
+                       r.weightElementType().getIntOrFloatBitWidth() / 8,
+                       sharedLimit);
+}
+
+/// The plans for an adjoint `r`: a unit's one sum over the head's G*N gate
 /// gradients.
-std::optional<BlockPlan> planFor(const rnn::AdjointRecurrence &r,
-                                 int64_t sharedLimit) {
-  return planForShape(r.headSize, r.gates * r.headSize, 1, r.heads,
-                      r.weightElementType().getIntOrFloatBitWidth() / 8,
-                      sharedLimit);
+BlockPlans plansFor(const rnn::AdjointRecurrence &r, int64_t sharedLimit) {
+  return plansForShape(r.headSize, r.gates * r.headSize, 1, r.heads,
+                       r.weightElementType().getIntOrFloatBitWidth() / 8,
+                       sharedLimit);
 }
 
 /// What the forward's and the backward's block kernels share: the lanes of
@@ -865,45 +937,52 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
 }
 
 /// Runs `loop` as a kernel of `heads` x B blocks (B: `state`'s rows) whose
-/// body `buildBody` writes, where `plan` allows; the loop stays as the
-/// fallback.
-void rewrite(scf::ForOp loop, Value state, int64_t heads, const BlockPlan &plan,
-             function_ref<void(OpBuilder &, gpu::LaunchOp)> buildBody) {
+/// body `buildBody` writes for the plan of B's range in `plans`; the loop
+/// stays as the fallback.
+void rewrite(scf::ForOp loop, Value state, int64_t heads,
+             const BlockPlans &plans,
+             function_ref<void(OpBuilder &, gpu::LaunchOp, const BlockPlan &)>
+                 buildBody) {
   OpBuilder b(loop);
   Location loc = loop.getLoc();
-  // The kernel runs for a non-empty sequence and batch up to the plan's
-  // largest batch, unless the runtime says not to (RNN_CUDA_PERSISTENT=0,
-  // for comparisons in one process); the step loop otherwise.
-  Value batch;
-  Value fits = rnn::buildBatchGuard(b, loop, state, plan.maxBatch, 1, batch);
+  // The kernel runs for a non-empty sequence and batch up to the last
+  // plan's largest batch, unless the runtime says not to
+  // (RNN_CUDA_PERSISTENT=0, for comparisons in one process); the step loop
+  // otherwise.
   Value enabled = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::ne,
       func::CallOp::create(b, loc, kPersistentEnabled,
                            TypeRange{b.getI32Type()}, ValueRange{})
           .getResult(0),
       arith::ConstantIntOp::create(b, loc, 0, 32));
-  fits = arith::AndIOp::create(b, loc, fits, enabled);
-  auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&choice.getThenRegion().front());
-    auto index = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value one = index(1);
-    Value blocks = arith::MulIOp::create(b, loc, batch, index(heads));
-    auto launch = gpu::LaunchOp::create(
-        b, loc, blocks, one, one, index(plan.threads), one, one,
-        arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32));
-    // Its blocks run for the whole sequence: launched in stream order,
-    // never early behind the grid ahead (overlap-kernel-launches).
-    launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
-    OpBuilder::InsertionGuard inKernel(b);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    buildBody(b, launch);
-    gpu::TerminatorOp::create(b, loc);
+  for (const BlockPlan &plan : plans) {
+    Value batch;
+    Value fits = rnn::buildBatchGuard(b, loop, state, plan.maxBatch, 1, batch);
+    fits = arith::AndIOp::create(b, loc, fits, enabled);
+    auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&choice.getThenRegion().front());
+      auto index = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value one = index(1);
+      Value blocks = arith::MulIOp::create(b, loc, batch, index(heads));
+      auto launch = gpu::LaunchOp::create(
+          b, loc, blocks, one, one, index(plan.threads), one, one,
+          arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32));
+      // Its blocks run for the whole sequence: launched in stream order,
+      // never early behind the grid ahead (overlap-kernel-launches).
+      launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
+      OpBuilder::InsertionGuard inKernel(b);
+      b.setInsertionPointToStart(&launch.getBody().front());
+      buildBody(b, launch, plan);
+      gpu::TerminatorOp::create(b, loc);
+    }
+    // The next plan's test (larger batches), or the loop, in the else.
+    b.setInsertionPoint(choice.getElseRegion().front().getTerminator());
   }
-  loop->moveBefore(choice.getElseRegion().front().getTerminator());
+  loop->moveBefore(&*b.getInsertionPoint());
 }
 
 struct ConvertStepLoopsToBlockKernelsPass
@@ -911,20 +990,20 @@ struct ConvertStepLoopsToBlockKernelsPass
           ConvertStepLoopsToBlockKernelsPass> {
   using Base::Base;
   void runOnOperation() override {
-    SmallVector<std::pair<StepRecurrence, BlockPlan>> found;
-    SmallVector<std::pair<rnn::AdjointRecurrence, BlockPlan>> adjoints;
+    std::vector<std::pair<StepRecurrence, BlockPlans>> found;
+    std::vector<std::pair<rnn::AdjointRecurrence, BlockPlans>> adjoints;
     getOperation().walk([&](scf::ForOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>())
         return;
       if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
           succeeded(r)) {
-        if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
-          found.emplace_back(*r, *plan);
+        if (BlockPlans plans = plansFor(*r, maxSharedBytes); !plans.empty())
+          found.emplace_back(*r, plans);
       } else if (FailureOr<rnn::AdjointRecurrence> r =
                      rnn::matchAdjointRecurrence(loop);
                  succeeded(r)) {
-        if (std::optional<BlockPlan> plan = planFor(*r, maxSharedBytes))
-          adjoints.emplace_back(*r, *plan);
+        if (BlockPlans plans = plansFor(*r, maxSharedBytes); !plans.empty())
+          adjoints.emplace_back(*r, plans);
       }
     });
     if (found.empty() && adjoints.empty())
@@ -939,20 +1018,18 @@ struct ConvertStepLoopsToBlockKernelsPass
     }
     for (auto &entry : found) {
       const StepRecurrence &r = entry.first;
-      const BlockPlan &plan = entry.second;
       scf::ForOp loop = r.loop;
-      rewrite(loop, r.state, r.heads, plan,
-              [&](OpBuilder &b, gpu::LaunchOp launch) {
+      rewrite(loop, r.state, r.heads, entry.second,
+              [&](OpBuilder &b, gpu::LaunchOp launch, const BlockPlan &plan) {
                 BlockKernelBuilder(r, plan, b, loop.getLoc())
                     .build(launch, loop.getUpperBound());
               });
     }
     for (auto &entry : adjoints) {
       const rnn::AdjointRecurrence &r = entry.first;
-      const BlockPlan &plan = entry.second;
       scf::ForOp loop = r.loop;
-      rewrite(loop, r.state, r.heads, plan,
-              [&](OpBuilder &b, gpu::LaunchOp launch) {
+      rewrite(loop, r.state, r.heads, entry.second,
+              [&](OpBuilder &b, gpu::LaunchOp launch, const BlockPlan &plan) {
                 AdjointKernelBuilder(r, plan, b, loop.getLoc())
                     .build(launch, loop.getUpperBound());
               });
@@ -962,41 +1039,46 @@ struct ConvertStepLoopsToBlockKernelsPass
 
 } // namespace
 
-/// What `plan` (for heads of `units` units and `gates` gates) makes of a
+/// What `plans` (for heads of `units` units and `gates` gates) make of a
 /// loop, or why the step loop stays.
-static std::string describePlan(const std::optional<BlockPlan> &plan,
-                                int64_t units, int64_t gates, int64_t heads,
-                                int64_t maxSharedBytes) {
+static std::string describePlans(const BlockPlans &plans, int64_t units,
+                                 int64_t gates, int64_t heads,
+                                 int64_t maxSharedBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (!plan) {
+  if (plans.empty()) {
     os << "step loop: a head of " << units << " units and " << gates << " gate"
        << (gates == 1 ? "" : "s") << " does not fit in one block ("
-       << maxSharedBytes << " bytes of shared memory, 1024 threads)";
+       << maxSharedBytes
+       << " bytes of shared memory, 1024 threads) or runs faster so";
     return text;
   }
-  os << "block kernel for B up to " << plan->maxBatch
-     << " (the step loop beyond): " << heads << " x B blocks of "
-     << plan->threads << " threads, " << plan->slices << " lane"
-     << (plan->slices == 1 ? "" : "s") << " a unit of " << plan->sliceSize
-     << " inputs each, the weights in ";
-  if (plan->weightsInRegisters)
-    os << "registers";
-  else
-    os << "shared memory (" << plan->gatesPerWord << " gate"
-       << (plan->gatesPerWord == 1 ? "" : "s") << " a word)";
-  os << ", " << plan->sharedBytes << " bytes of shared memory";
+  for (auto [index, plan] : llvm::enumerate(plans)) {
+    os << (index ? "; for B up to " : "block kernel for B up to ")
+       << plan.maxBatch;
+    if (index + 1 == plans.size())
+      os << " (the step loop beyond)";
+    os << ": " << heads << " x B blocks of " << plan.threads << " threads, "
+       << plan.slices << " lane" << (plan.slices == 1 ? "" : "s")
+       << " a unit of " << plan.sliceSize << " inputs each, the weights in ";
+    if (plan.weightsInRegisters)
+      os << "registers";
+    else
+      os << "shared memory (" << plan.gatesPerWord << " gate"
+         << (plan.gatesPerWord == 1 ? "" : "s") << " a word)";
+    os << ", " << plan.sharedBytes << " bytes of shared memory";
+  }
   return text;
 }
 
 std::string rnn::describeBlockKernel(const StepRecurrence &r,
                                      int64_t maxSharedBytes) {
-  return describePlan(planFor(r, maxSharedBytes), r.headSize, r.gates, r.heads,
-                      maxSharedBytes);
+  return describePlans(plansFor(r, maxSharedBytes), r.headSize, r.gates,
+                       r.heads, maxSharedBytes);
 }
 
 std::string rnn::describeBlockKernel(const AdjointRecurrence &r,
                                      int64_t maxSharedBytes) {
-  return describePlan(planFor(r, maxSharedBytes), r.headSize, r.gates, r.heads,
-                      maxSharedBytes);
+  return describePlans(plansFor(r, maxSharedBytes), r.headSize, r.gates,
+                       r.heads, maxSharedBytes);
 }
