@@ -6,8 +6,10 @@
 
 The network is emitted as `rnn` IR (module.py's emitter), compiled with
 `rnn-compile --training` for the parameters' device (and precision) through the compile
-cache, and called through the custom ops of _torch_ops.py: the training forward and the
-derived backward when a gradient is needed, the plain forward otherwise.
+cache, and called through _torch_ops.py (its custom ops where torch.compile, torch.export
+or another tracer sees the call, the same functions without the dispatcher in plain eager
+mode): the training forward and the derived backward when a gradient is needed, the plain
+forward otherwise.
 """
 
 import hashlib
@@ -38,6 +40,12 @@ _HALF = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
 def _function_name(layers, lengths, zoneout):
     return ("zoneout_" if zoneout else "") + layers + ("_lengths" if lengths else "")
+
+
+def _as(t, dtype):
+    # t.to(dtype), without the call where it would return t itself (the common case: each
+    # costs about a microsecond of host time, and a forward has one per state and parameter).
+    return t if t.dtype == dtype else t.to(dtype)
 
 
 class RNN(nn.Module):
@@ -264,7 +272,7 @@ class RNN(nn.Module):
     def _flat_params(self, model_dtype):
         """The parameters in the compiled function's argument order, as `model_dtype`."""
         tdt = torch.float64 if model_dtype == "f64" else torch.float32
-        return [getattr(self, attr).to(tdt) for attr, *_ in self._param_table]
+        return [_as(getattr(self, attr), tdt) for attr, *_ in self._param_table]
 
     def _layer_params(self, flat, layers):
         D = 2 if self.bidirectional else 1
@@ -279,7 +287,11 @@ class RNN(nn.Module):
 
     def _precision(self, x):
         """(model dtype, matmul type, output dtype) of a call."""
-        p = next((t for t in self.parameters()), None)
+        # next(self.parameters()) is the first of the module's own parameters when it has
+        # one; reading that directly skips the generators of named_parameters.
+        p = next((t for t in self._parameters.values() if t is not None), None)
+        if p is None:
+            p = next(self.parameters(), None)
         pdt = p.dtype if p is not None else x.dtype
         dev = x.device.type
         if pdt in _HALF:
@@ -311,12 +323,12 @@ class RNN(nn.Module):
         if not torch.is_tensor(input):
             raise TypeError(f"input: expected a torch tensor or a PackedSequence, got "
                             f"{type(input).__name__} (for numpy arrays use rnn.NumpyRNN)")
-        layout = "[B, T, {}]" if self.batch_first and not packed else "[T, B, {}]"
-        expect = layout.format(self.input_size)
-        if input.dim() not in (2, 3):
-            raise ShapeError(f"input: expected {expect} or unbatched [T, {self.input_size}], "
-                             f"got {list(input.shape)}")
-        if input.shape[-1] != self.input_size:
+        if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
+            layout = "[B, T, {}]" if self.batch_first and not packed else "[T, B, {}]"
+            expect = layout.format(self.input_size)
+            if input.dim() not in (2, 3):
+                raise ShapeError(f"input: expected {expect} or unbatched "
+                                 f"[T, {self.input_size}], got {list(input.shape)}")
             raise ShapeError(f"input: expected {expect} (input_size={self.input_size}), got "
                              f"{list(input.shape)}")
         if not input.is_floating_point():
@@ -327,7 +339,7 @@ class RNN(nn.Module):
         x = input.unsqueeze(1) if unbatched else input
         if self.batch_first and not packed and not unbatched:
             x = x.transpose(0, 1)
-        x = x.to(tdt)
+        x = _as(x, tdt)
         T, B = x.shape[0], x.shape[1]
         inits = self._initial_states(hx, B, unbatched, x)
         if lengths is not None:
@@ -357,7 +369,7 @@ class RNN(nn.Module):
         n = len(spec.state_names)
         h_n = [torch.stack([finals[(l * D + d) * n + k] for l in range(L) for d in range(D)])
                for k in range(n)]
-        ys, h_n = ys.to(out_dtype), [h.to(out_dtype) for h in h_n]
+        ys, h_n = _as(ys, out_dtype), [_as(h, out_dtype) for h in h_n]
         if packed:
             # In the input's order of rows (its sorted_indices), as torch.nn.LSTM returns it.
             order = sorted_indices if sorted_indices is not None else \
@@ -374,12 +386,12 @@ class RNN(nn.Module):
 
     def _apply_function(self, library, function, args):
         if torch.is_grad_enabled() and any(a.requires_grad for a in args):
-            outs = _ops.train(library, function, args)
-            return outs[:_ops.num_results(library, function)]
-        return _ops.run(library, function, args)
+            return _ops.train_results(library, function, args)
+        return _ops.run_results(library, function, args)
 
     def _initial_states(self, hx, B, unbatched, x):
-        """Per state: [D*L, B, size] in the model's dtype."""
+        """Per state, its D*L rows [B, size] (layer-major, direction-minor) in the model's
+        dtype."""
         spec = self._spec
         D, L, n = 2 if self.bidirectional else 1, self.num_layers, len(spec.state_names)
         if hx is None:
@@ -400,7 +412,7 @@ class RNN(nn.Module):
         inits = []
         for name, size, h in zip(spec.state_names, spec.state_sizes, given):
             if h is None:
-                inits.append(torch.zeros((D * L, B, size), dtype=x.dtype, device=x.device))
+                inits.append(None)  # zeros, made below
                 continue
             if not torch.is_tensor(h):
                 raise TypeError(f"initial state {name!r}: expected a tensor, got "
@@ -414,7 +426,30 @@ class RNN(nn.Module):
             if h.device != x.device:
                 raise ValueError(f"initial state {name!r} is on {h.device}, the input on "
                                  f"{x.device}")
-            inits.append((h.unsqueeze(1) if unbatched else h).to(x.dtype))
+            inits.append(_as(h.unsqueeze(1) if unbatched else h, x.dtype).unbind(0))
+        missing = [k for k, h in enumerate(inits) if h is None]
+        if not missing:
+            return inits
+        if torch.compiler.is_compiling() or not _ops._untraced([x]):
+            for k in missing:
+                inits[k] = torch.zeros((D * L, B, spec.state_sizes[k]), dtype=x.dtype,
+                                       device=x.device).unbind(0)
+            return inits
+        # Eager (a traced graph has its own allocator and fusion): one allocation and one
+        # fill for all of them, where each torch.zeros costs host time and a kernel launch.
+        # Each state's [D*L, B, size] starts at a 512-byte boundary, as the allocation of
+        # its own did, so that every row is as aligned as before (the GEMMs pick their
+        # kernels by alignment). The model only reads them.
+        align = max(1, 512 // x.element_size())
+        starts, total = {}, 0
+        for k in missing:
+            starts[k] = total
+            total += -(-D * L * B * spec.state_sizes[k] // align) * align
+        zeros = torch.zeros(total, dtype=x.dtype, device=x.device)
+        for k in missing:
+            size = spec.state_sizes[k]
+            inits[k] = [zeros.as_strided((B, size), (size, 1), starts[k] + i * B * size)
+                        for i in range(D * L)]
         return inits
 
     def _check_lengths(self, lengths, T, B, unbatched, device):

@@ -17,13 +17,14 @@ import os
 import subprocess
 import tempfile
 import threading
+from array import array
 from pathlib import Path
 from typing import NamedTuple, Tuple
 
 import numpy as np
 
 __all__ = ["Model", "RNNError", "CompileError", "compile_mlir", "TrainingInfo",
-           "RnnTensor", "load_runtime", "MAX_RANK"]
+           "RnnTensor", "CallPlan", "load_runtime", "MAX_RANK"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -380,6 +381,22 @@ class Model:
             self._live(), name.encode(), descs, len(args), results, n))
         return [_tensor_info(results[i]) for i in range(n)]
 
+    def plan(self, name, args):
+        """A CallPlan of `name` for arguments of the dtypes and shapes of `args` (descriptors
+        as result_descriptors takes them, checked as it checks them): the results' dtypes and
+        shapes, for run_plan to run calls on arguments of those dtypes and shapes."""
+        return CallPlan(name, _desc_tensors(args), len(args), self.result_descriptors(name, args))
+
+    def run_plan(self, plan, arg_pointers, result_pointers, stream=None):
+        """run_descriptors for arguments of the plan's dtypes and shapes and results of its
+        `results`, given only their data pointers (0 for a tensor without elements). The
+        runtime checks the call as it checks any (a wrong plan fails as a wrong descriptor
+        does)."""
+        _check(self._lib, self._lib.rnn_model_run(
+            self._live(), plan.encoded_name, plan.arg_tensors(arg_pointers), plan.num_args,
+            plan.result_tensors(result_pointers), plan.num_results,
+            ctypes.c_void_p(stream) if stream else None))
+
     def run_descriptors(self, name, args, results, stream=None):
         """Runs `name` on descriptors (data pointer, dtype name, shape) for the arguments and
         the results (already allocated), on `stream` (an int CUstream / cudaStream_t, or None).
@@ -389,6 +406,49 @@ class Model:
         _check(self._lib, self._lib.rnn_model_run(
             self._live(), name.encode(), a, len(args), r, len(results),
             ctypes.c_void_p(stream) if stream else None))
+
+
+# A data pointer in every _TENSOR_WORDS-th 64-bit word of an rnn_tensor array, from word 0.
+_TENSOR_WORDS = ctypes.sizeof(RnnTensor) // 8
+assert RnnTensor.data.offset == 0 and ctypes.sizeof(RnnTensor) % 8 == 0
+
+
+class CallPlan:
+    """What calls of one function on arguments of fixed dtypes and shapes share (Model.plan):
+    `results`, the results' (dtype_str, shape_tuple), and the rnn_tensor arrays of the
+    arguments and results but for their data pointers. Filling in the pointers costs a copy
+    of bytes where building the arrays field by field through ctypes costs microseconds
+    per tensor: this is the per-call path of the torch ops."""
+
+    __slots__ = ("name", "encoded_name", "num_args", "num_results", "results", "_arg_type",
+                 "_arg_bytes", "_result_type", "_result_bytes")
+
+    def __init__(self, name, arg_tensors, num_args, results):
+        self.name, self.encoded_name = name, name.encode()
+        self.num_args, self.num_results = num_args, len(results)
+        self.results = results
+        self._arg_type, self._arg_bytes = _template(arg_tensors)
+        self._result_type, self._result_bytes = _template(
+            _desc_tensors([(0, dtype, shape) for dtype, shape in results]))
+
+    def arg_tensors(self, pointers):
+        return _filled(self._arg_type, self._arg_bytes, pointers)
+
+    def result_tensors(self, pointers):
+        return _filled(self._result_type, self._result_bytes, pointers)
+
+
+def _template(tensors):
+    for t in tensors:
+        t.data = None
+    return type(tensors), bytes(tensors)
+
+
+def _filled(array_type, template, pointers):
+    buf = bytearray(template)
+    if pointers:
+        memoryview(buf).cast("Q")[::_TENSOR_WORDS] = array("Q", pointers)
+    return array_type.from_buffer(buf)
 
 
 def _manifest_text(path):

@@ -207,6 +207,61 @@ def test_export_sees_one_op():
         torch.testing.assert_close(ep.module()(x2)[0], model(x2)[0])
 
 
+def test_eager_calls_skip_the_ops_with_the_same_results():
+    """In eager mode a call runs the library functions without the custom ops' dispatch
+    (_torch_ops._Train); under a dispatch mode, which must see the operators, it goes
+    through rnn::train and rnn::run. Outputs and gradients are the same bits either way."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(21)
+    model = rnn.RNN(rnn.zoo.lstm, I, H, num_layers=2, bidirectional=True, dtype=F64)
+    x = torch.randn(T, B, I, dtype=F64, requires_grad=True)
+
+    def step():
+        model.zero_grad()
+        x.grad = None
+        y, (h, c) = model(x)
+        (y.sum() + 2 * h.sum()).backward()  # c unused: its gradient is zeros
+        with torch.no_grad():
+            y_eval = model(x)[0]
+        return y, [y, h, c, y_eval, x.grad] + [p.grad for p in model.parameters()]
+
+    y, eager = step()
+    assert type(y.grad_fn).__name__ == "_TrainBackward"
+    with Record() as record:
+        y, traced = step()
+    assert type(y.grad_fn).__name__ != "_TrainBackward"
+    assert {"rnn.train.default", "rnn.run.default"} <= set(record.ops)
+    for a, b in zip(eager, traced):
+        assert torch.equal(a, b)
+
+
+def test_call_plans_bounded(monkeypatch):
+    """Calls alike share the result shapes of one rnn.CallPlan; the cache of plans keeps at
+    most _PLAN_CACHE_SIZE, the oldest going first."""
+    monkeypatch.setattr(_torch_ops, "_PLAN_CACHE_SIZE", 3)
+    monkeypatch.setattr(_torch_ops, "_plans", {})
+    model = rnn.RNN(rnn.zoo.gru, I, H, dtype=F64)
+    ref = torch.nn.GRU(I, H, dtype=F64)
+    ref.load_state_dict(model.state_dict())
+    for t in (1, 2, 3, 4, 5, 2, 3):
+        x = torch.randn(t, B, I, dtype=F64)
+        with torch.no_grad():
+            y, h = model(x)
+            torch.testing.assert_close(y, ref(x)[0], rtol=1e-12, atol=1e-12)
+        assert y.shape == (t, B, H) and h.shape == (1, B, H)
+        assert len(_torch_ops._plans) <= 3
+
+
 def test_parameters_state_dict_optimizer():
     """Parameters under torch's names in a parent's state_dict; an optimiser trains them."""
     class Net(torch.nn.Module):
