@@ -691,7 +691,8 @@ def kernel_breakdown(step, graphs):
     """The GPU work of one call of `step` (after one warm-up call) under torch.profiler:
     "kernels", [name, total us, launches] per kernel name, longest first; "span_us" from the
     first kernel's start to the last one's end, "busy_us" the time a kernel ran in it, and
-    "gaps", the longest idle times between kernels [us, kernel before, kernel after].
+    "gaps", the longest idle times between kernels [us, kernel before, kernel after];
+    "sequence", every kernel in launch order [name, us].
     `graphs` False: our runtime launches each kernel and GEMM by itself (RNN_CUDA_GRAPHS=0,
     read at every call), so that each is seen."""
     from torch.autograd import DeviceType
@@ -736,6 +737,7 @@ def kernel_breakdown(step, graphs):
             end, before = stop, name
     return {"kernels": rows, "span_us": spans[-1][1] - spans[0][0] if spans else 0.0,
             "busy_us": busy, "gaps": sorted(gaps, key=lambda g: -g[0])[:6],
+            "sequence": [[name, round(stop - start, 1)] for start, stop, name in spans],
             "host_us": statistics.median(host), "cpu_ops": cpu}
 
 

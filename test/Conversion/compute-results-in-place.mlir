@@ -67,3 +67,38 @@ func.func @other_type(%x: memref<4xf32>, %out: memref<?xf32>) {
   memref.copy %buf, %out : memref<4xf32> to memref<?xf32>
   return
 }
+
+// -----
+
+// A result that is a collapsed view of the function's buffer (a weight
+// gradient computed as [1, 1, N, K]) is computed in the caller's buffer seen
+// through the inverse reshape; a collapse that something else reads too is
+// left alone.
+// CHECK-LABEL: func.func @collapsed
+// CHECK-SAME: (%[[X:.*]]: memref<8x3xf32>, %[[OUT:.*]]: memref<8x3xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[VIEW:.*]] = memref.expand_shape %[[OUT]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 8, 3] : memref<8x3xf32> into memref<1x1x8x3xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[VIEW]] : memref<1x1x8x3xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: return
+// CHECK-LABEL: func.func @collapse_read_twice
+// CHECK: memref.alloc
+// CHECK: memref.copy
+// CHECK: memref.copy
+func.func @collapsed(%x: memref<8x3xf32>, %out: memref<8x3xf32>) {
+  %one = arith.constant 1.0 : f32
+  %buf = memref.alloc() : memref<1x1x8x3xf32>
+  linalg.fill ins(%one : f32) outs(%buf : memref<1x1x8x3xf32>)
+  %flat = memref.collapse_shape %buf [[0, 1, 2], [3]] : memref<1x1x8x3xf32> into memref<8x3xf32>
+  memref.copy %flat, %out : memref<8x3xf32> to memref<8x3xf32>
+  return
+}
+func.func @collapse_read_twice(%out: memref<8xf32>, %out2: memref<8xf32>) {
+  %one = arith.constant 1.0 : f32
+  %buf = memref.alloc() : memref<1x8xf32>
+  linalg.fill ins(%one : f32) outs(%buf : memref<1x8xf32>)
+  %flat = memref.collapse_shape %buf [[0, 1]] : memref<1x8xf32> into memref<8xf32>
+  memref.copy %flat, %out : memref<8xf32> to memref<8xf32>
+  memref.copy %flat, %out2 : memref<8xf32> to memref<8xf32>
+  return
+}

@@ -1,15 +1,19 @@
 // The ops of the derived backward lowered to linalg: a weight gradient is the
-// transposed rows times the other rows (one library GEMM, weight layout 1), a
-// sum over all rows a row of ones times the rows (one GEMM), a sum to a
+// head-wise outer sum with one head and one gate (the rows read transposed
+// where they lie: one library GEMM, no transposed copy), a sum over all
+// rows a row of ones times the rows (one GEMM), a sum to a
 // row statistic a reducing generic, and the previous states one parallel
 // generic that gathers the step before.
 // RUN: rnn-opt %s --convert-rnn-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @grads
 // CHECK: %[[G:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK: %[[GE:.*]] = tensor.expand_shape %[[G]] {{\[\[}}0], [1, 2, 3]] {{.*}} : tensor<?x8xf32> into tensor<?x1x1x8xf32>
 // CHECK: %[[X:.*]] = tensor.collapse_shape %arg1
-// CHECK: %[[GT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[G]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[GT]], %[[X]] : tensor<8x?xf32>, tensor<?x3xf32>) outs(%{{.*}} : tensor<8x3xf32>) {{.*}}rnn.gemm_weight_layout = 1
+// CHECK: %[[XE:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1, 2]] {{.*}} : tensor<?x3xf32> into tensor<?x1x3xf32>
+// CHECK-NOT: tensor<8x?xf32>
+// CHECK: %[[DW:.*]] = linalg.generic {{.*}} ins(%[[GE]], %[[XE]] : tensor<?x1x1x8xf32>, tensor<?x1x3xf32>) outs(%{{.*}} : tensor<1x1x8x3xf32>) attrs = {rnn.headwise_gemm = 2 : i32}
+// CHECK: tensor.collapse_shape %[[DW]] {{\[\[}}0, 1, 2], [3]] : tensor<1x1x8x3xf32> into tensor<8x3xf32>
 // CHECK: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x?xf32>)
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[ONES]], %{{.*}} : tensor<1x?xf32>, tensor<?x8xf32>) {{.*}}rnn.gemm_weight_layout = 1
 // CHECK: tensor.collapse_shape %[[SUM]] {{\[\[}}0, 1]] : tensor<1x8xf32> into tensor<8xf32>

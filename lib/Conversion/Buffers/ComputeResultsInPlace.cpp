@@ -7,7 +7,10 @@
 // dynamic sizes (time and batch), so that copy is a second output-sized
 // buffer and a pass over it per call. Under our C ABI the caller's buffer
 // has the result's shape and overlaps no argument, so the function can
-// compute the result there from the start.
+// compute the result there from the start. A result that is a reshape of
+// such a buffer (the weight gradient computed as [1, 1, N, K] and
+// collapsed to [N, K]) is computed in the caller's buffer seen through the
+// inverse reshape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,14 +50,38 @@ struct ComputeResultsInPlacePass
       SmallVector<memref::CopyOp> copies(entry.getOps<memref::CopyOp>());
       for (memref::CopyOp copy : copies) {
         auto result = dyn_cast<BlockArgument>(copy.getTarget());
-        auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
-        if (!result || result.getOwner() != &entry || !result.hasOneUse() ||
-            !alloc || alloc->getBlock() != &entry ||
-            alloc.getType() != result.getType() ||
+        if (!result || result.getOwner() != &entry || !result.hasOneUse())
+          continue;
+        auto collapse =
+            copy.getSource().getDefiningOp<memref::CollapseShapeOp>();
+        auto alloc = (collapse ? collapse.getSrc() : copy.getSource())
+                         .getDefiningOp<memref::AllocOp>();
+        if (!alloc || alloc->getBlock() != &entry ||
             !onlyUsedBefore(alloc.getResult(), copy))
           continue;
-        alloc.getResult().replaceAllUsesWith(result);
+        if (!collapse) {
+          if (alloc.getType() != result.getType())
+            continue;
+          alloc.getResult().replaceAllUsesWith(result);
+          copy.erase();
+          alloc.erase();
+          continue;
+        }
+        // The caller's buffer seen with the allocation's shape: static
+        // shapes, identity layouts, the collapse used by the copy alone.
+        MemRefType allocType = alloc.getType();
+        if (!collapse->hasOneUse() || collapse.getType() != result.getType() ||
+            !allocType.hasStaticShape() ||
+            !allocType.getLayout().isIdentity() ||
+            !cast<MemRefType>(result.getType()).getLayout().isIdentity())
+          continue;
+        OpBuilder b(alloc);
+        Value view =
+            memref::ExpandShapeOp::create(b, alloc.getLoc(), allocType, result,
+                                          collapse.getReassociationIndices());
+        alloc.getResult().replaceAllUsesWith(view);
         copy.erase();
+        collapse.erase();
         alloc.erase();
       }
     });

@@ -10,8 +10,10 @@
 // matcher reads the generic before that. Unconverted, it lowers to loops:
 // correct by construction, if not fast.
 //
-// One head is the dense product: one marked contraction (a GEMM), as for
-// rnn.matmul.
+// One head of rnn.headwise_matmul is the dense product: one marked
+// contraction (a GEMM), as for rnn.matmul. rnn.outer_sum is the one-head,
+// one-gate outer sum: one GEMM reading its left operand transposed where it
+// lies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,12 +149,10 @@ static Value headwiseMatmulAsGeneric(OpBuilder &b, HeadwiseMatmulOp op) {
   return mergeLastDims(b, loc, product, op.getTransposed() ? 2 : 3, resultType);
 }
 
-static Value headwiseOuterSumAsGeneric(OpBuilder &b, HeadwiseOuterSumOp op) {
-  Location loc = op.getLoc();
+Value buildHeadwiseOuterSum(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                            int64_t heads, int64_t gates, Type element,
+                            bool allowTf32) {
   MLIRContext *context = b.getContext();
-  RankedTensorType resultType = op.getType();
-  int64_t heads = resultType.getDimSize(0), gates = op.getGates();
-  int64_t n = resultType.getDimSize(1) / gates, k = resultType.getDimSize(2);
   // Rows: every leading dimension, reduced.
   auto rowsOf = [&](Value v) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -165,21 +165,20 @@ static Value headwiseOuterSumAsGeneric(OpBuilder &b, HeadwiseOuterSumOp op) {
         b, loc, v,
         SmallVector<ReassociationIndices>{all, {type.getRank() - 1}}));
   };
-  Value lhs = splitLastDim(b, loc, rowsOf(op.getLhs()), {gates, heads, n});
-  Value rhs = splitLastDim(b, loc, rowsOf(op.getRhs()), {heads, k});
-  auto outType =
-      RankedTensorType::get({heads, gates, n, k}, resultType.getElementType());
+  int64_t n =
+      cast<RankedTensorType>(lhs.getType()).getShape().back() / (gates * heads);
+  int64_t k = cast<RankedTensorType>(rhs.getType()).getShape().back() / heads;
+  Value lhsRows = splitLastDim(b, loc, rowsOf(lhs), {gates, heads, n});
+  Value rhsRows = splitLastDim(b, loc, rowsOf(rhs), {heads, k});
+  auto outType = RankedTensorType::get({heads, gates, n, k}, element);
   // Dimensions h, g, j, k parallel; r reduced.
   AffineExpr h = getAffineDimExpr(0, context), g = getAffineDimExpr(1, context),
              j = getAffineDimExpr(2, context),
              kk = getAffineDimExpr(3, context),
              r = getAffineDimExpr(4, context);
-  Value product =
-      contract(b, loc, lhs, rhs, outType, Value(), 5, 4, {r, g, h, j},
-               {r, h, kk}, {h, g, j, kk}, kHeadwiseOuterSum, op.getAllowTf32());
-  return tensor::CollapseShapeOp::create(
-      b, loc, resultType, product,
-      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  return contract(b, loc, lhsRows, rhsRows, outType, Value(), 5, 4,
+                  {r, g, h, j}, {r, h, kk}, {h, g, j, kk}, kHeadwiseOuterSum,
+                  allowTf32);
 }
 
 /// R [1, G·N, K] as the dense [G·N, K].
@@ -202,16 +201,12 @@ Value lowerHeadwiseMatmul(OpBuilder &b, HeadwiseMatmulOp op) {
 
 Value lowerHeadwiseOuterSum(OpBuilder &b, HeadwiseOuterSumOp op) {
   RankedTensorType type = op.getType();
-  if (type.getDimSize(0) == 1) {
-    Location loc = op.getLoc();
-    auto denseType = RankedTensorType::get(type.getShape().drop_front(),
-                                           type.getElementType());
-    Value dense = buildOuterSum(b, loc, op.getLhs(), op.getRhs(),
-                                op.getAllowTf32(), denseType);
-    return tensor::ExpandShapeOp::create(
-        b, loc, type, dense, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-  }
-  return headwiseOuterSumAsGeneric(b, op);
+  Value product = buildHeadwiseOuterSum(
+      b, op.getLoc(), op.getLhs(), op.getRhs(), type.getDimSize(0),
+      op.getGates(), type.getElementType(), op.getAllowTf32());
+  return tensor::CollapseShapeOp::create(
+      b, op.getLoc(), type, product,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
 }
 
 } // namespace lowering

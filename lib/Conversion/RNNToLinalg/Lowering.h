@@ -72,11 +72,19 @@ mlir::Value buildContraction(mlir::OpBuilder &b, mlir::Location loc,
                              bool weightInOut, bool allowTf32,
                              mlir::RankedTensorType resultType);
 /// `lhsᵀ · rhs` over all rows of `lhs` [..., N] and `rhs` [..., K], as one
-/// marked contraction (onto `acc`, or zeros).
+/// marked contraction: buildHeadwiseOuterSum's with one head and one gate.
 mlir::Value buildOuterSum(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value lhs, mlir::Value rhs, bool allowTf32,
-                          mlir::RankedTensorType resultType,
-                          mlir::Value acc = {});
+                          mlir::RankedTensorType resultType);
+/// Per head h and gate g, the sum over all rows of `lhs` [..., G·NH·N] (gate,
+/// head, unit) and `rhs` [..., NH·K] of lhs[r, g, h]ᵀ · rhs[r, h]: a
+/// [NH, G, N, K] tensor of `element`s from one linalg.generic marked
+/// kHeadwiseOuterSum, which convert-matmul-to-library-gemm makes one
+/// strided-batched GEMM per gate reading lhs transposed in place.
+mlir::Value buildHeadwiseOuterSum(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value lhs, mlir::Value rhs,
+                                  int64_t heads, int64_t gates,
+                                  mlir::Type element, bool allowTf32);
 
 /// Lowers the head-wise products: one linalg.generic contraction each,
 /// marked with its form (kHeadwiseGemmAttr).
