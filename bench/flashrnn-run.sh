@@ -13,18 +13,11 @@ FR="$ROOT/build/flashrnn"
 MODELS="$FR/models"
 RESULTS="${OUT:-$FR/out}"
 mkdir -p "$RESULTS"
-export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+source "$ROOT/bench/extension-env.sh"
 WHEELS=("$FR"/wheels/flashrnn-*.whl "$FR"/wheels/einops-*.whl "$FR"/wheels/ninja-*.whl)
 # FlashRNN imports packaging without declaring it; install the carried one only if missing.
 python3 -c "import packaging" 2>/dev/null || WHEELS+=("$FR"/wheels/packaging-*.whl)
-python3 -m pip install -q --no-index --no-deps "${WHEELS[@]}" \
-  || python3 -m pip install -q --no-index --no-deps --break-system-packages "${WHEELS[@]}"
-# ninja's launcher lands in the interpreter's scripts directory; torch's extension builder
-# looks it up on PATH.
-export PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
-export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-export PATH="$CUDA_HOME/bin:$PATH"
-export MAX_JOBS="${MAX_JOBS:-$(nproc)}"
+install_wheels "${WHEELS[@]}"
 CUBLAS_DIR=$(python3 -c "import nvidia.cublas, os; \
   print(os.path.join(os.path.dirname(nvidia.cublas.__file__), 'lib'))" 2>/dev/null || true)
 LIBS=""

@@ -10,15 +10,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FR="$ROOT/build/flashrnn"
 RESULTS="${OUT:-$ROOT/build/xlstm/out}"
 mkdir -p "$RESULTS"
-export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+source "$ROOT/bench/extension-env.sh"
 WHEELS=("$ROOT"/build/xlstm/xlstm-*.whl "$FR"/wheels/ninja-*.whl)
 python3 -c "import packaging" 2>/dev/null || WHEELS+=("$FR"/wheels/packaging-*.whl)
-python3 -m pip install -q --no-index --no-deps "${WHEELS[@]}" \
-  || python3 -m pip install -q --no-index --no-deps --break-system-packages "${WHEELS[@]}"
-export PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
-export CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
-export PATH="$CUDA_HOME/bin:$PATH"
-export MAX_JOBS="${MAX_JOBS:-$(nproc)}"
+install_wheels "${WHEELS[@]}"
 LIBS=""
 for d in "$FR"/models/slstm_flashrnn_d*/; do
   cp "$ROOT"/build/gpu/lib/librnn_runtime.so "$ROOT"/build/gpu/lib/librnn_runtime_cuda.so "$d"
