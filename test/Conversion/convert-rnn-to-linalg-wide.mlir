@@ -190,3 +190,34 @@ func.func @computed_pieces(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> tensor<?
   %p = rnn.concat %t, %s : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
   return %p : tensor<?x8xf32>
 }
+
+// -----
+
+// A value yielded to several places (pieces of two wide results, as the
+// GRU's backward hands its gate gradients to the saved gradients and to the
+// recurrent product's operand; or a piece and a narrow result of its own, as
+// the sLSTM's backward a gate gradient that is also a state's) is written to
+// each by the generic that computes it: one more output, no copy.
+// CHECK-LABEL: func.func @shared_pieces
+// CHECK: %[[G:.*]]:5 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK: %[[A:.*]] = arith.mulf
+// CHECK-NEXT: %[[B:.*]] = arith.subf
+// CHECK-NEXT: %[[C:.*]] = arith.addf
+// CHECK-NEXT: linalg.yield %[[A]], %[[B]], %[[C]], %[[A]], %[[B]]
+// CHECK-NOT: linalg.generic
+// CHECK: return {{.*}}, %[[G]]#4 :
+// Bufferized, the narrow result is computed in the caller's buffer.
+// BUF-LABEL: func.func @shared_pieces
+// BUF-SAME: %[[S:[^:]*]]: memref<?x4xf32>)
+// BUF: linalg.generic {{.*}} outs({{.*}}, %[[S]] :
+func.func @shared_pieces(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>)
+    -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>) {
+  %p, %q, %s = rnn.pointwise(%x, %y) : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32> pieces 2, tensor<?x8xf32> pieces 2, tensor<?x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.mulf %a, %b : f32
+    %d = arith.subf %a, %b : f32
+    %c = arith.addf %a, %b : f32
+    rnn.pointwise_yield %m, %d, %m, %c, %d : f32, f32, f32, f32, f32
+  }
+  return %p, %q, %s : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>
+}

@@ -14,7 +14,9 @@
 // one piece of each generic in the wide buffer that way (it cannot tell that
 // the later inserts go into the same buffer); elide-buffer-copies then
 // computes the others there too, so the concatenation that the group stands
-// for costs no copy.
+// for costs no copy. A value yielded to several places (pieces of two wide
+// results, or a piece and a result of its own) is written to each by the
+// generic that computes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +182,23 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     for (int64_t p = 0; p < pieces; ++p)
       computedIn.try_emplace(yield.getValues()[first + p], r, p);
   }
+  // Every other place a value computed in a wide piece is yielded to (a
+  // piece of another wide result, or a result of its own: the GRU's
+  // backward hands two gate gradients to both the saved gradients and the
+  // recurrent product's operand): the generic that computes the value
+  // writes it there too, one more store, instead of a copy afterwards.
+  using Place = std::pair<unsigned, int64_t>;
+  llvm::MapVector<Value, SmallVector<Place>> otherPlaces;
+  for (unsigned r = 0; r < group.getNumResults(); ++r) {
+    unsigned first = group.getFirstYieldIndex(r);
+    for (int64_t p = 0, e = group.getNumPieces(r); p < e; ++p) {
+      Value value = yield.getValues()[first + p];
+      auto place = computedIn.find(value);
+      if (place != computedIn.end() && place->second != Place(r, p))
+        otherPlaces[value].push_back(Place(r, p));
+    }
+  }
+  DenseMap<std::tuple<Value, unsigned, int64_t>, Value> placed;
   // The ops of one group are marked so that a GPU lowering can find them
   // again after bufferization and run them as one kernel.
   IntegerAttr groupId;
@@ -242,11 +261,23 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
                                       place->second.second, width, type));
         resultTypes.push_back(type);
       }
+      // Then the other places of this phase's values.
+      SmallVector<std::pair<Value, Place>> extra;
+      for (Value v : outputs)
+        for (Place place : otherPlaces.lookup(v)) {
+          auto type = RankedTensorType::get(iteration.getShape(), v.getType());
+          inits.push_back(wide[place.first]
+                              ? pieceOf(b, loc, wide[place.first], place.second,
+                                        width, type)
+                              : emptyLike(b, loc, type, iterationSources));
+          resultTypes.push_back(type);
+          extra.emplace_back(v, place);
+        }
       SmallVector<AffineMap> maps;
       for (Value input : inputs)
         maps.push_back(broadcastMap(
             context, cast<RankedTensorType>(input.getType()), iteration));
-      for (size_t i = 0; i < outputs.size(); ++i)
+      for (size_t i = 0; i < inits.size(); ++i)
         maps.push_back(b.getMultiDimIdentityMap(rank));
       SmallVector<utils::IteratorType> iterators(rank,
                                                  utils::IteratorType::parallel);
@@ -270,11 +301,16 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
             SmallVector<Value> yielded;
             for (Value v : outputs)
               yielded.push_back(mapping.lookup(v));
+            for (auto &[v, place] : extra)
+              yielded.push_back(mapping.lookup(v));
             linalg::YieldOp::create(nb, l, yielded);
           });
       mark(generic);
       for (auto [value, tensor] : llvm::zip(outputs, generic.getResults()))
         materialised[value] = tensor;
+      for (auto [entry, tensor] :
+           llvm::zip(extra, generic.getResults().drop_front(outputs.size())))
+        placed[{entry.first, entry.second.first, entry.second.second}] = tensor;
     }
 
     // The reductions of this phase's values, straight from the window when
@@ -307,12 +343,19 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     Value init = emptyLike(b, loc, type, iterationSources);
     return linalg::FillOp::create(b, loc, scalar, init).getResult(0);
   };
+  // A value at one of its other places: what its generic wrote there.
+  auto tensorAt = [&](Value value, unsigned r, int64_t p,
+                      RankedTensorType type) -> Value {
+    if (Value t = placed.lookup({value, r, p}))
+      return t;
+    return tensorOf(value, type);
+  };
   SmallVector<Value> results;
   for (auto [r, result] : llvm::enumerate(group.getResults())) {
     auto type = cast<RankedTensorType>(result.getType());
     unsigned first = group.getFirstYieldIndex(r);
     if (!wide[r]) {
-      results.push_back(tensorOf(yield.getValues()[first], type));
+      results.push_back(tensorAt(yield.getValues()[first], r, 0, type));
       continue;
     }
     // Each piece into its columns; a piece computed there already is
@@ -321,9 +364,9 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
     auto pieceType =
         RankedTensorType::get(iteration.getShape(), type.getElementType());
     for (int64_t p = 0, e = group.getNumPieces(r); p < e; ++p)
-      tensor =
-          insertPiece(b, loc, tensorOf(yield.getValues()[first + p], pieceType),
-                      tensor, p, width);
+      tensor = insertPiece(
+          b, loc, tensorAt(yield.getValues()[first + p], r, p, pieceType),
+          tensor, p, width);
     results.push_back(tensor);
   }
   return results;
