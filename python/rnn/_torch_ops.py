@@ -28,7 +28,6 @@ costs more host time than the call itself, and a step's first kernel waits for i
 import threading
 
 import torch
-from torch.utils._device import DeviceContext as _DeviceContext
 
 from . import runtime as _runtime
 
@@ -93,6 +92,9 @@ def _plan(m, library, function, args):
     return entry
 
 
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _call(library, function, args):
     device = _check_args(function, args)
     args = [a.contiguous() for a in args]
@@ -104,8 +106,9 @@ def _call(library, function, args):
     if device.type == "cuda":
         with torch.cuda.device(device):
             # The raw cudaStream_t of torch.cuda.current_stream(device), without building
-            # a torch.cuda.Stream object.
-            stream = torch._C._cuda_getCurrentRawStream(device.index)
+            # a torch.cuda.Stream object (where torch has that private function).
+            stream = _raw_stream(device.index) if _raw_stream else \
+                torch.cuda.current_stream(device).cuda_stream
             m.run_plan(plan, arg_pointers, out_pointers, stream)
     else:
         m.run_plan(plan, arg_pointers, out_pointers)
@@ -208,18 +211,35 @@ def num_results(library, function):
 _PLAIN_TENSORS = (torch.Tensor, torch.nn.Parameter)
 
 
+def _tracing_probes():
+    """What _untraced asks torch: private functions (torch 2.x has them all). Where one is
+    missing, None: every call then goes through the custom ops, which are always right."""
+    try:
+        from torch.utils._device import DeviceContext
+        return (torch._C._len_torch_dispatch_stack, torch._C._are_functorch_transforms_active,
+                torch._C._get_tracing_state, torch._C._is_torch_function_mode_enabled,
+                torch.overrides._get_current_function_mode_stack, DeviceContext)
+    except (ImportError, AttributeError):
+        return None
+
+
+_PROBES = _tracing_probes()
+
+
 def _untraced(args):
     """Whether a call on `args` may skip the custom ops: nothing that sees operators
     (dispatch modes: fake, functional, proxy, ...; function modes other than torch.device's;
     functorch transforms; torch.jit.trace) is active, and `args` are plain tensors (not
     FakeTensors or other subclasses). The caller checks torch.compiler.is_compiling() first,
     so that Dynamo never traces this."""
-    if torch._C._len_torch_dispatch_stack() or torch._C._are_functorch_transforms_active() \
-            or torch._C._get_tracing_state() is not None:
+    if _PROBES is None:
         return False
-    if torch._C._is_torch_function_mode_enabled() and not all(
-            isinstance(m, _DeviceContext)
-            for m in torch.overrides._get_current_function_mode_stack()):
+    (dispatch_stack, functorch_active, tracing_state, function_mode_enabled, function_modes,
+     device_context) = _PROBES
+    if dispatch_stack() or functorch_active() or tracing_state() is not None:
+        return False
+    if function_mode_enabled() and not all(isinstance(m, device_context)
+                                           for m in function_modes()):
         return False
     return all(type(a) in _PLAIN_TENSORS for a in args)
 

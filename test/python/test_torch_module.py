@@ -243,6 +243,18 @@ def test_eager_calls_skip_the_ops_with_the_same_results():
     assert {"rnn.train.default", "rnn.run.default"} <= set(record.ops)
     for a, b in zip(eager, traced):
         assert torch.equal(a, b)
+    # Without the private functions that tell a plain eager call (another torch), every
+    # call goes through the custom ops, with the same results.
+    from rnn import _torch_ops
+    saved = _torch_ops._PROBES
+    _torch_ops._PROBES = None
+    try:
+        y, fallback = step()
+    finally:
+        _torch_ops._PROBES = saved
+    assert type(y.grad_fn).__name__ != "_TrainBackward"
+    for a, b in zip(eager, fallback):
+        assert torch.equal(a, b)
 
 
 def test_call_plans_bounded(monkeypatch):
