@@ -242,6 +242,26 @@ BlockPlans plansFor(const rnn::AdjointRecurrence &r, int64_t sharedLimit) {
                        sharedLimit);
 }
 
+/// How each of the group's inputs reaches the cloned body.
+enum class InputKind {
+  Unused,
+  /// A gate window of the product (plus the projection under it when the
+  /// product accumulates, which is prefetched).
+  Gate,
+  /// The backward's state gradient: a register of the kernel's.
+  State,
+  /// Read and rewritten by the group at the thread's element: kept in a
+  /// register across steps.
+  Carried,
+  /// Changes with the step and nothing in the loop writes it: loaded one
+  /// step ahead.
+  Prefetched,
+  /// The same every step and never written: loaded once.
+  Invariant,
+  /// Anything else (a row the last step wrote): loaded when used.
+  Loaded,
+};
+
 /// What the forward's and the backward's block kernels share: the lanes of
 /// a block (a unit's `slices` adjacent lanes), the block's head and batch
 /// row, the staged vector in shared memory (f32, double-buffered, input k
@@ -344,6 +364,149 @@ protected:
                    arith::RemUIOp::create(b, loc, i, constant(padded))});
   }
 
+  /// Classifies the group's inputs (`kinds`): `own` names those that are
+  /// the kernel's (gate windows, the state gradient), and the rest are
+  /// unused, carried, prefetched, invariant or loaded; then the inputs that
+  /// live across steps (`liveInputs`, of `liveTypes`).
+  void classifyInputs(function_ref<std::optional<InputKind>(OpOperand *)> own,
+                      bool gatesPrefetched) {
+    Block *body = pw.getBody();
+    prefetchGates = gatesPrefetched;
+    inits.assign(pw.getDpsInits().begin(), pw.getDpsInits().end());
+    SmallVector<Value> writtenRoots;
+    for (Value init : inits)
+      writtenRoots.push_back(rnn::underlyingBuffer(init));
+    for (OpOperand *input : pw.getDpsInputOperands()) {
+      Value value = input->get();
+      InputKind kind = InputKind::Loaded;
+      if (body->getArgument(input->getOperandNumber()).use_empty())
+        kind = InputKind::Unused;
+      else if (std::optional<InputKind> special = own(input))
+        kind = *special;
+      else if (llvm::is_contained(inits, value) &&
+               rnn::isIdentity2D(pw.getMatchingIndexingMap(input)))
+        kind = InputKind::Carried;
+      else if (!llvm::is_contained(writtenRoots, rnn::underlyingBuffer(value)))
+        kind = rnn::dependsOnStep(value, loop) ? InputKind::Prefetched
+                                               : InputKind::Invariant;
+      kinds.push_back(kind);
+    }
+    for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands()))
+      if (kinds[index] == InputKind::Carried || prefetched(index) ||
+          kinds[index] == InputKind::Invariant) {
+        liveInputs.push_back(index);
+        liveTypes.push_back(
+            body->getArgument(input->getOperandNumber()).getType());
+      }
+  }
+  /// Whether input `index` is loaded one step ahead.
+  bool prefetched(unsigned index) const {
+    return kinds[index] == InputKind::Prefetched ||
+           (kinds[index] == InputKind::Gate && prefetchGates);
+  }
+  /// The ops the group needs that do not change with the step, cloned
+  /// before the step loop.
+  IRMapping cloneOutside() {
+    IRMapping outside;
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (needed.contains(&op) && !rnn::dependsOnStep(op.getResult(0), loop))
+        b.clone(op, outside);
+    return outside;
+  }
+  /// The live inputs at the step `views` maps to; with `onlyPrefetched`,
+  /// the prefetched ones alone (null for the others).
+  SmallVector<Value> loadLive(const IRMapping &views, bool onlyPrefetched) {
+    SmallVector<Value> values;
+    for (unsigned index : liveInputs)
+      values.push_back(
+          !onlyPrefetched || prefetched(index)
+              ? load(*pw.getDpsInputOperands()[index], views, row, column)
+              : Value());
+    return values;
+  }
+  /// The group's body cloned for the thread's element: each input mapped to
+  /// `own`'s value (its kinds of classifyInputs), the live value `live`
+  /// gives, or a load at `views`. Returns the mapping of the body's values.
+  IRMapping cloneGroup(function_ref<Value(unsigned, OpOperand *)> own,
+                       function_ref<Value(unsigned)> live,
+                       const IRMapping &views) {
+    Block *body = pw.getBody();
+    IRMapping scalars;
+    for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
+      BlockArgument arg = body->getArgument(input->getOperandNumber());
+      Value value;
+      switch (kinds[index]) {
+      case InputKind::Unused:
+        continue;
+      case InputKind::Gate:
+      case InputKind::State:
+        value = own(index, input);
+        break;
+      case InputKind::Carried:
+      case InputKind::Prefetched:
+      case InputKind::Invariant:
+        value = live(index);
+        break;
+      case InputKind::Loaded:
+        value = load(*input, views, row, column);
+        break;
+      }
+      scalars.map(arg, value);
+    }
+    for (Operation &op : body->without_terminator())
+      b.clone(op, scalars);
+    return scalars;
+  }
+  /// The live values of the next step: the group's new carried states, the
+  /// prefetched `nextLive`, the rest as they are.
+  SmallVector<Value> nextCarried(ArrayRef<Value> nextLive,
+                                 function_ref<Value(unsigned)> live,
+                                 const IRMapping &scalars) {
+    auto yield = cast<linalg::YieldOp>(pw.getBody()->getTerminator());
+    SmallVector<Value> carried;
+    for (auto [position, index] : llvm::enumerate(liveInputs)) {
+      OpOperand &input = *pw.getDpsInputOperands()[index];
+      if (prefetched(index)) {
+        carried.push_back(nextLive[position]);
+      } else if (kinds[index] == InputKind::Carried) {
+        unsigned result = llvm::find(inits, input.get()) - inits.begin();
+        carried.push_back(scalars.lookupOrDefault(yield.getOperand(result)));
+      } else {
+        carried.push_back(live(index));
+      }
+    }
+    return carried;
+  }
+  /// The unit's first lane stores each result of the group (the body
+  /// cloned into `scalars`) where the group writes it at the step `views`
+  /// maps to, after `stage` has staged what the kernel keeps of it.
+  void storeGroupResults(const IRMapping &scalars, const IRMapping &views,
+                         function_ref<void(unsigned, Value)> stage) {
+    auto yield = cast<linalg::YieldOp>(pw.getBody()->getTerminator());
+    auto store = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inStore(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+      Value result = scalars.lookupOrDefault(yield.getOperand(index));
+      stage(index, result);
+      memref::StoreOp::create(
+          b, loc, result, views.lookupOrDefault(init.get()),
+          indices(pw.getMatchingIndexingMap(&init), row, column));
+    }
+  }
+  /// Each of `sums` added up over the unit's lanes (xor shuffles): every
+  /// lane ends with the unit's sums.
+  void combineLanes(MutableArrayRef<Value> sums) {
+    for (int64_t offset = plan.slices / 2; offset >= 1; offset /= 2)
+      for (Value &sum : sums) {
+        Value other = gpu::ShuffleOp::create(
+                          b, loc, sum, static_cast<int32_t>(offset),
+                          static_cast<int32_t>(kWarp), gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        sum = arith::AddFOp::create(b, loc, sum, other);
+      }
+  }
+
   const BlockPlan &plan;
   OpBuilder &b;
   Location loc;
@@ -353,6 +516,11 @@ protected:
   Value thread, head, row, unit, slice, active, first, column;
   gpu::AddressSpaceAttr workgroup;
   Value shared, staged;
+  SmallVector<InputKind> kinds;
+  SmallVector<Value> inits;
+  SmallVector<unsigned> liveInputs;
+  SmallVector<Type> liveTypes;
+  bool prefetchGates = false;
 };
 
 class BlockKernelBuilder : KernelBuilderBase {
@@ -383,26 +551,7 @@ private:
   const StepRecurrence &r;
 };
 
-/// How each of the group's inputs reaches the cloned body.
-enum class InputKind {
-  Unused,
-  /// A gate window of the product (plus the projection under it when the
-  /// product accumulates, which is prefetched).
-  Gate,
-  /// Read and rewritten by the group at the thread's element: kept in a
-  /// register across steps.
-  Carried,
-  /// Changes with the step and nothing in the loop writes it: loaded one
-  /// step ahead.
-  Prefetched,
-  /// The same every step and never written: loaded once.
-  Invariant,
-  /// Anything else (a row the last step wrote): loaded when used.
-  Loaded,
-};
-
 void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
-  Block *body = pw.getBody();
   const int64_t units = r.headSize, gates = r.gates;
   needed = rnn::opsNeededByGroup(r);
 
@@ -512,54 +661,19 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                             ValueRange{c0, stagedUnit});
   }
 
-  // What each input is, and the values that live across steps.
-  SmallVector<Value> inits(pw.getDpsInits().begin(), pw.getDpsInits().end());
-  SmallVector<Value> writtenRoots;
-  for (Value init : inits)
-    writtenRoots.push_back(rnn::underlyingBuffer(init));
-  SmallVector<InputKind> kinds;
-  for (OpOperand *input : pw.getDpsInputOperands()) {
-    Value value = input->get();
-    unsigned number = input->getOperandNumber();
-    InputKind kind = InputKind::Loaded;
-    if (body->getArgument(number).use_empty())
-      kind = InputKind::Unused;
-    else if (r.gateOfOperand[number])
-      kind = InputKind::Gate;
-    else if (llvm::is_contained(inits, value) &&
-             rnn::isIdentity2D(pw.getMatchingIndexingMap(input)))
-      kind = InputKind::Carried;
-    else if (!llvm::is_contained(writtenRoots, rnn::underlyingBuffer(value)))
-      kind = rnn::dependsOnStep(value, loop) ? InputKind::Prefetched
-                                             : InputKind::Invariant;
-    kinds.push_back(kind);
-  }
-  auto prefetched = [&](unsigned input) {
-    return kinds[input] == InputKind::Prefetched ||
-           (kinds[input] == InputKind::Gate && r.accumulates);
-  };
-  // Values loaded before the step loop: the invariant inputs, the carried
-  // states, the first step's prefetched inputs.
-  IRMapping outside;
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (needed.contains(&op) && !rnn::dependsOnStep(op.getResult(0), loop))
-      b.clone(op, outside);
-  SmallVector<Type> liveTypes;
-  SmallVector<unsigned> liveInputs;
-  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands()))
-    if (kinds[index] == InputKind::Carried || prefetched(index) ||
-        kinds[index] == InputKind::Invariant) {
-      liveInputs.push_back(index);
-      liveTypes.push_back(
-          body->getArgument(input->getOperandNumber()).getType());
-    }
-  SmallVector<Value> initial;
-  {
-    IRMapping views = viewsFor(c0, outside);
-    for (unsigned index : liveInputs)
-      initial.push_back(
-          load(*pw.getDpsInputOperands()[index], views, row, column));
-  }
+  // What each input is, and the values that live across steps: the
+  // invariant inputs, the carried states, the first step's prefetched
+  // inputs, loaded before the step loop.
+  classifyInputs(
+      [&](OpOperand *input) -> std::optional<InputKind> {
+        if (r.gateOfOperand[input->getOperandNumber()])
+          return InputKind::Gate;
+        return std::nullopt;
+      },
+      r.accumulates);
+  IRMapping outside = cloneOutside();
+  SmallVector<Value> initial =
+      loadLive(viewsFor(c0, outside), /*onlyPrefetched=*/false);
   gpu::BarrierOp::create(b, loc);
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
@@ -576,12 +690,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   IRMapping nextViews = viewsFor(next, outside);
 
   // Next step's prefetched inputs first: their loads overlap the product.
-  SmallVector<Value> nextLive;
-  for (unsigned index : liveInputs)
-    nextLive.push_back(
-        prefetched(index)
-            ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
-            : Value());
+  SmallVector<Value> nextLive = loadLive(nextViews, /*onlyPrefetched=*/true);
 
   // This lane's part of the gate sums of its unit over the head's staged
   // h_{t-1} (unrolled: the loads issue together), then the unit's lanes
@@ -606,14 +715,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       sums[g] = math::FmaOp::create(b, loc, h, w, sums[g]);
     }
   }
-  for (int64_t offset = slices / 2; offset >= 1; offset /= 2)
-    for (Value &sum : sums) {
-      Value other = gpu::ShuffleOp::create(
-                        b, loc, sum, static_cast<int32_t>(offset),
-                        static_cast<int32_t>(kWarp), gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      sum = arith::AddFOp::create(b, loc, sum, other);
-    }
+  combineLanes(sums);
 
   auto work = scf::IfOp::create(b, loc, liveTypes, active,
                                 /*withElseRegion=*/true);
@@ -627,61 +729,23 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     return stepLoop.getRegionIterArgs()[llvm::find(liveInputs, index) -
                                         liveInputs.begin()];
   };
-  IRMapping scalars;
-  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
-    BlockArgument arg = body->getArgument(input->getOperandNumber());
-    Value value;
-    switch (kinds[index]) {
-    case InputKind::Unused:
-      continue;
-    case InputKind::Gate:
-      value = sums[*r.gateOfOperand[input->getOperandNumber()]];
-      if (r.accumulates)
-        value = arith::AddFOp::create(b, loc, live(index), value);
-      break;
-    case InputKind::Carried:
-    case InputKind::Prefetched:
-    case InputKind::Invariant:
-      value = live(index);
-      break;
-    case InputKind::Loaded:
-      value = load(*input, views, row, column);
-      break;
-    }
-    scalars.map(arg, value);
-  }
-  for (Operation &op : body->without_terminator())
-    b.clone(op, scalars);
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  // The unit's first lane stores what the group writes.
-  {
-    auto store = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard inStore(b);
-    b.setInsertionPointToStart(&store.getThenRegion().front());
-    for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-      Value result = scalars.lookupOrDefault(yield.getOperand(index));
-      if (init.get() == r.state)
-        memref::StoreOp::create(b, loc, toF32(result), staged,
-                                ValueRange{nextParity, stagedUnit});
-      memref::StoreOp::create(
-          b, loc, result, views.lookupOrDefault(init.get()),
-          indices(pw.getMatchingIndexingMap(&init), row, column));
-    }
-  }
+  IRMapping scalars = cloneGroup(
+      [&](unsigned index, OpOperand *input) -> Value {
+        Value sum = sums[*r.gateOfOperand[input->getOperandNumber()]];
+        if (!r.accumulates)
+          return sum;
+        return arith::AddFOp::create(b, loc, live(index), sum);
+      },
+      live, views);
+  // The unit's first lane stores what the group writes, and stages the
+  // new state for the next step.
+  storeGroupResults(scalars, views, [&](unsigned index, Value result) {
+    if (inits[index] == r.state)
+      memref::StoreOp::create(b, loc, toF32(result), staged,
+                              ValueRange{nextParity, stagedUnit});
+  });
   // What lives on: the new carried states, the next step's prefetches.
-  SmallVector<Value> carried;
-  for (auto [position, index] : llvm::enumerate(liveInputs)) {
-    OpOperand &input = *pw.getDpsInputOperands()[index];
-    if (prefetched(index)) {
-      carried.push_back(nextLive[position]);
-    } else if (kinds[index] == InputKind::Carried) {
-      unsigned result = llvm::find(inits, input.get()) - inits.begin();
-      carried.push_back(scalars.lookupOrDefault(yield.getOperand(result)));
-    } else {
-      carried.push_back(live(index));
-    }
-  }
-  scf::YieldOp::create(b, loc, carried);
+  scf::YieldOp::create(b, loc, nextCarried(nextLive, live, scalars));
   b.setInsertionPointAfter(work);
   gpu::BarrierOp::create(b, loc);
   scf::YieldOp::create(b, loc, work.getResults());
@@ -709,7 +773,6 @@ private:
 };
 
 void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
-  Block *body = pw.getBody();
   const int64_t units = r.headSize, inputs = r.gates * r.headSize;
   needed = rnn::opsNeededByGroup(r);
   const int64_t slices = plan.slices, sliceSize = plan.sliceSize;
@@ -766,47 +829,16 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
 
   // The group's inputs: S (the register), carried states, prefetched,
   // invariant and loaded values, as for the forward's kernel.
-  enum class Kind { Unused, State, Carried, Prefetched, Invariant, Loaded };
-  SmallVector<Value> inits(pw.getDpsInits().begin(), pw.getDpsInits().end());
-  SmallVector<Value> writtenRoots;
-  for (Value init : inits)
-    writtenRoots.push_back(rnn::underlyingBuffer(init));
-  SmallVector<Kind> kinds;
-  for (OpOperand *input : pw.getDpsInputOperands()) {
-    Value value = input->get();
-    Kind kind = Kind::Loaded;
-    if (body->getArgument(input->getOperandNumber()).use_empty())
-      kind = Kind::Unused;
-    else if (value == r.state)
-      kind = Kind::State;
-    else if (llvm::is_contained(inits, value) &&
-             rnn::isIdentity2D(pw.getMatchingIndexingMap(input)))
-      kind = Kind::Carried;
-    else if (!llvm::is_contained(writtenRoots, rnn::underlyingBuffer(value)))
-      kind =
-          rnn::dependsOnStep(value, loop) ? Kind::Prefetched : Kind::Invariant;
-    kinds.push_back(kind);
-  }
-  IRMapping outside;
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (needed.contains(&op) && !rnn::dependsOnStep(op.getResult(0), loop))
-      b.clone(op, outside);
-  SmallVector<Type> liveTypes;
-  SmallVector<unsigned> liveInputs;
-  for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands()))
-    if (kinds[index] == Kind::Carried || kinds[index] == Kind::Prefetched ||
-        kinds[index] == Kind::Invariant) {
-      liveInputs.push_back(index);
-      liveTypes.push_back(
-          body->getArgument(input->getOperandNumber()).getType());
-    }
-  SmallVector<Value> initial;
-  {
-    IRMapping views = viewsFor(c0, outside);
-    for (unsigned index : liveInputs)
-      initial.push_back(
-          load(*pw.getDpsInputOperands()[index], views, row, column));
-  }
+  classifyInputs(
+      [&](OpOperand *input) -> std::optional<InputKind> {
+        if (input->get() == r.state)
+          return InputKind::State;
+        return std::nullopt;
+      },
+      /*gatesPrefetched=*/false);
+  IRMapping outside = cloneOutside();
+  SmallVector<Value> initial =
+      loadLive(viewsFor(c0, outside), /*onlyPrefetched=*/false);
   // The state gradient S_0, last among the loop's values.
   initial.push_back(
       memref::LoadOp::create(b, loc, r.state, ValueRange{row, column}));
@@ -824,12 +856,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value next = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, step, c1), last);
     IRMapping nextViews = viewsFor(next, outside);
-    SmallVector<Value> nextLive;
-    for (unsigned index : liveInputs)
-      nextLive.push_back(
-          kinds[index] == Kind::Prefetched
-              ? load(*pw.getDpsInputOperands()[index], nextViews, row, column)
-              : Value());
+    SmallVector<Value> nextLive = loadLive(nextViews, /*onlyPrefetched=*/true);
     ValueRange iterArgs = stepLoop.getRegionIterArgs();
     Value state = iterArgs.back();
     auto live = [&](unsigned index) {
@@ -844,60 +871,18 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       scf::YieldOp::create(b, loc, iterArgs.drop_back());
     }
     b.setInsertionPointToStart(&work.getThenRegion().front());
-    IRMapping scalars;
-    for (auto [index, input] : llvm::enumerate(pw.getDpsInputOperands())) {
-      BlockArgument arg = body->getArgument(input->getOperandNumber());
-      Value value;
-      switch (kinds[index]) {
-      case Kind::Unused:
-        continue;
-      case Kind::State:
-        value = state;
-        break;
-      case Kind::Carried:
-      case Kind::Prefetched:
-      case Kind::Invariant:
-        value = live(index);
-        break;
-      case Kind::Loaded:
-        value = load(*input, views, row, column);
-        break;
+    IRMapping scalars =
+        cloneGroup([&](unsigned, OpOperand *) { return state; }, live, views);
+    // The unit's first lane stores what the group writes, and stages its
+    // gate gradients for the product.
+    storeGroupResults(scalars, views, [&](unsigned index, Value result) {
+      if (std::optional<int64_t> gate = r.gateOfInit[index]) {
+        Value k = arith::AddIOp::create(b, loc, constant(*gate * units), unit);
+        memref::StoreOp::create(b, loc, toF32(result), staged,
+                                ValueRange{parity, stagedIndex(k)});
       }
-      scalars.map(arg, value);
-    }
-    for (Operation &op : body->without_terminator())
-      b.clone(op, scalars);
-    auto yield = cast<linalg::YieldOp>(body->getTerminator());
-    {
-      auto store = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inStore(b);
-      b.setInsertionPointToStart(&store.getThenRegion().front());
-      for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-        Value result = scalars.lookupOrDefault(yield.getOperand(index));
-        if (std::optional<int64_t> gate = r.gateOfInit[index]) {
-          Value k =
-              arith::AddIOp::create(b, loc, constant(*gate * units), unit);
-          memref::StoreOp::create(b, loc, toF32(result), staged,
-                                  ValueRange{parity, stagedIndex(k)});
-        }
-        memref::StoreOp::create(
-            b, loc, result, views.lookupOrDefault(init.get()),
-            indices(pw.getMatchingIndexingMap(&init), row, column));
-      }
-    }
-    SmallVector<Value> carried;
-    for (auto [position, index] : llvm::enumerate(liveInputs)) {
-      OpOperand &input = *pw.getDpsInputOperands()[index];
-      if (kinds[index] == Kind::Prefetched) {
-        carried.push_back(nextLive[position]);
-      } else if (kinds[index] == Kind::Carried) {
-        unsigned result = llvm::find(inits, input.get()) - inits.begin();
-        carried.push_back(scalars.lookupOrDefault(yield.getOperand(result)));
-      } else {
-        carried.push_back(live(index));
-      }
-    }
-    scf::YieldOp::create(b, loc, carried);
+    });
+    scf::YieldOp::create(b, loc, nextCarried(nextLive, live, scalars));
     b.setInsertionPointAfter(work);
     gpu::BarrierOp::create(b, loc);
 
@@ -915,13 +900,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                           b, loc, weights, ValueRange{constant(j), thread}));
       sum = math::FmaOp::create(b, loc, g, w, sum);
     }
-    for (int64_t offset = slices / 2; offset >= 1; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(
-                        b, loc, sum, static_cast<int32_t>(offset),
-                        static_cast<int32_t>(kWarp), gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      sum = arith::AddFOp::create(b, loc, sum, other);
-    }
+    combineLanes(sum);
     SmallVector<Value> results(work.getResults());
     results.push_back(sum);
     scf::YieldOp::create(b, loc, results);

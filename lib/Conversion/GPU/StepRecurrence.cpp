@@ -653,33 +653,29 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
   return r;
 }
 
-llvm::SetVector<Operation *> rnn::opsNeededByGroup(const AdjointRecurrence &r) {
+/// The ops of `loop`'s body that `roots` are computed from, transitively.
+static llvm::SetVector<Operation *> bodyOpsBehind(scf::ForOp loop,
+                                                  SmallVector<Value> roots) {
   llvm::SetVector<Operation *> needed;
-  SmallVector<Value> work(r.pointwise->getOperands());
-  scf::ForOp loop = r.loop;
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
+  while (!roots.empty()) {
+    Operation *def = roots.pop_back_val().getDefiningOp();
     if (!def || def->getBlock() != loop.getBody() || !needed.insert(def))
       continue;
-    llvm::append_range(work, def->getOperands());
+    llvm::append_range(roots, def->getOperands());
   }
   return needed;
 }
 
+llvm::SetVector<Operation *> rnn::opsNeededByGroup(const AdjointRecurrence &r) {
+  return bodyOpsBehind(r.loop, SmallVector<Value>(r.pointwise->getOperands()));
+}
+
 llvm::SetVector<Operation *> rnn::opsNeededByGroup(const StepRecurrence &r) {
-  llvm::SetVector<Operation *> needed;
-  SmallVector<Value> work;
+  SmallVector<Value> roots;
   for (OpOperand &operand : r.pointwise->getOpOperands())
     if (!r.gateOfOperand[operand.getOperandNumber()] || r.accumulates)
-      work.push_back(operand.get());
-  scf::ForOp loop = r.loop;
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || def->getBlock() != loop.getBody() || !needed.insert(def))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return needed;
+      roots.push_back(operand.get());
+  return bodyOpsBehind(r.loop, roots);
 }
 
 Value rnn::buildBatchGuard(OpBuilder &b, scf::ForOp loop, Value state,
