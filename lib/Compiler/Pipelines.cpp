@@ -214,7 +214,9 @@ int64_t maxDynamicSharedBytes(llvm::StringRef chip) {
 
 /// MLIR 22's gpu-lower-to-nvvm-pipeline, spelled out so that the kernels can
 /// link LLVM bitcode (nvvm-attach-target's `l`), which the pipeline's
-/// options cannot pass.
+/// options cannot pass. PTX 8.1 (drivers of CUDA 12.1 on) lets a kernel take
+/// more than 4 KiB of parameters: a fused group reads and writes many
+/// buffers (the LayerNorm LSTM's backward group takes 4.3 KiB).
 static std::string nvvmPipeline(llvm::StringRef chip,
                                 llvm::StringRef linkedBitcode,
                                 llvm::StringRef binaryFormat) {
@@ -223,7 +225,7 @@ static std::string nvvmPipeline(llvm::StringRef chip,
          "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
          "expand-strided-metadata,"
          "nvvm-attach-target{O=3 chip=" +
-         chip.str() + " features=+ptx80" + link +
+         chip.str() + " features=+ptx81" + link +
          "},"
          "lower-affine,convert-arith-to-llvm,"
          "convert-index-to-llvm{index-bitwidth=64},canonicalize,cse,"

@@ -5,7 +5,9 @@
 // and free per time step on the GPU, two graph nodes per step once
 // captured. When its size does not change across iterations and it does
 // not outlive the iteration, one buffer allocated before the loop serves
-// every iteration.
+// every iteration. A size computed in the loop from values defined before
+// it (the batch size, read off a sequence argument with memref.dim) moves
+// before the loop with the buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace rnn {
@@ -57,6 +60,24 @@ bool escapesThroughYield(Value buffer, scf::ForOp loop) {
   return false;
 }
 
+/// Whether `value` is defined before `loop`, or is computed in its body by
+/// side-effect-free ops from such values (collected into `toHoist`, operands
+/// first).
+bool invariantIn(Value value, scf::ForOp loop,
+                 llvm::SetVector<Operation *> &toHoist, unsigned depth = 0) {
+  if (loop.isDefinedOutsideOfLoop(value))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody() || depth > 4 ||
+      def->getNumRegions() || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!invariantIn(operand, loop, toHoist, depth + 1))
+      return false;
+  toHoist.insert(def);
+  return true;
+}
+
 struct HoistLoopAllocationsPass
     : public rnn::impl::HoistLoopAllocationsBase<HoistLoopAllocationsPass> {
   void runOnOperation() override {
@@ -69,12 +90,15 @@ struct HoistLoopAllocationsPass
           loop.getBody()->getOps<memref::AllocOp>());
       for (memref::AllocOp alloc : allocs) {
         memref::DeallocOp dealloc = deallocInSameBlock(alloc);
+        llvm::SetVector<Operation *> sizeOps;
         if (!dealloc || alloc.getSymbolOperands().size() ||
             escapesThroughYield(alloc, loop) ||
             llvm::any_of(alloc.getDynamicSizes(), [&](Value size) {
-              return !loop.isDefinedOutsideOfLoop(size);
+              return !invariantIn(size, loop, sizeOps);
             }))
           continue;
+        for (Operation *op : sizeOps)
+          op->moveBefore(loop);
         alloc->moveBefore(loop);
         dealloc->moveAfter(loop);
       }

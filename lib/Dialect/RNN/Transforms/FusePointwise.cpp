@@ -443,8 +443,23 @@ struct FusePointwisePass
     for (Operation &op : block.without_terminator())
       if (fusible(&op) && !isInlined(&op))
         lastFusibleLevel = std::max(lastFusibleLevel, level[&op]);
+    // A value that is only yielded and whose operands a group of its own
+    // level computes stays in that group: moved later, it would make that
+    // group write its operands for the later one to read and write again
+    // (the GRU backward's gate gradients, concatenated into the step's
+    // output row, were three copies a step).
+    auto joinsItsOperandsGroup = [&](Operation &op) {
+      if (!llvm::all_of(op.getUsers(),
+                        [](Operation *user) { return isa<YieldOp>(user); }))
+        return false;
+      return llvm::any_of(op.getOperands(), [&](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return def && def->getBlock() == &block && fusible(def) &&
+               !isInlined(def) && level.lookup(def) == level[&op];
+      });
+    };
     for (Operation &op : llvm::reverse(block.without_terminator())) {
-      if (!fusible(&op) || isInlined(&op))
+      if (!fusible(&op) || isInlined(&op) || joinsItsOperandsGroup(op))
         continue;
       int64_t late = lastFusibleLevel;
       for (Operation *user : op.getUsers()) {

@@ -292,3 +292,42 @@ rnn.cell @select_cell inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
   %hn = rnn.select gt %elu, %h, %elu, %h : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
   rnn.yield outputs(%hn : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
 }
+
+// -----
+
+// A value that is only yielded stays in the group that computes its operands
+// (the gate gradients of a GRU's backward step, concatenated into the step's
+// output row): the first group writes the concatenation's pieces, the second
+// neither reads nor writes them again.
+// CHECK-LABEL: rnn.cell @yielded_with_its_operands
+// CHECK: %[[A:.*]]:3 = rnn.pointwise(%arg0, %arg1) : {{.*}} -> tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x8xf32> pieces 2 {
+// CHECK: %[[M:.*]] = rnn.matmul %[[A]]#0, %arg2
+// CHECK: %[[B:.*]] = rnn.pointwise(%[[A]]#1, %[[M]]) : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32> {
+// CHECK: rnn.yield outputs(%[[A]]#2 : tensor<?x8xf32>) states(%[[B]] : tensor<?x4xf32>)
+rnn.cell @yielded_with_its_operands inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xf32>) -> (tensor<?x8xf32>) {
+  %a = rnn.sigmoid %x : tensor<?x4xf32>
+  %b = rnn.mul %a, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  %ab = rnn.concat %a, %b : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
+  %m = rnn.matmul %a, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %hn = rnn.add %b, %m : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%ab : tensor<?x8xf32>) states(%hn : tensor<?x4xf32>)
+}
+
+// -----
+
+// A value that is only yielded and whose operands no group of its level
+// computes (a function of the step's input alone, before a matmul) still
+// joins the last group rather than forming a kernel of its own.
+// CHECK-LABEL: rnn.cell @yielded_alone
+// CHECK: %[[M:.*]] = rnn.matmul %arg1, %arg2
+// CHECK: %[[B:.*]]:2 = rnn.pointwise(%arg0, %[[M]])
+// CHECK-NOT: rnn.pointwise(
+// CHECK: rnn.yield outputs(%[[B]]#{{[01]}} : tensor<?x4xf32>) states(%[[B]]#{{[01]}} : tensor<?x4xf32>)
+rnn.cell @yielded_alone inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %t = rnn.tanh %x : tensor<?x4xf32>
+  %m = rnn.matmul %h, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %hn = rnn.add %x, %m : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%t : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}
