@@ -123,6 +123,29 @@ func.func @reduce_an_input(%x: tensor<?x8xf32>) -> (tensor<?x4xf32>, tensor<?x4x
 
 // -----
 
+// A yielded block argument (a state saved as the step found it) is written by
+// the last phase that reads it: the generic that computes the new state
+// from it, not a copy of its own in the first phase.
+// CHECK-LABEL: func.func @saved_input_in_its_last_reading_phase
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg0 :
+// CHECK: %[[LAST:.*]]:2 = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg1, %{{[0-9]+}} :
+// CHECK: linalg.yield %in, %{{.*}} : f32, f32
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[LAST]]#{{[01]}}, %[[LAST]]#{{[01]}}
+func.func @saved_input_in_its_last_reading_phase(%x: tensor<?x4xf32>, %c: tensor<?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %r:2 = rnn.pointwise(%x, %c) : tensor<?x4xf32>, tensor<?x4xf32>
+      -> tensor<?x4xf32>, tensor<?x4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %sum = rnn.row_sum %a : f32
+    %n = arith.mulf %b, %sum : f32
+    rnn.pointwise_yield %n, %b : f32, f32
+  }
+  return %r#0, %r#1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
 // A step is the inlined cell, cast between the cell's dynamic batch and the
 // step's static one.
 // CHECK-LABEL: func.func @one_step

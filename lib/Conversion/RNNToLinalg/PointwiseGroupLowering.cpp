@@ -209,11 +209,27 @@ SmallVector<Value> lowerPointwiseGroup(OpBuilder &b, PointwiseOp group) {
       op->setAttr(kRowGroupAttr, groupId);
   };
 
+  // A yielded block argument (a state the step saves as it found it, the
+  // LSTM's c_{t-1}) is written by the last phase that reads it: the phase
+  // that overwrites the state in place reads it there too, and a copy in an
+  // earlier phase alone would be folded away, leaving the old value to be
+  // saved after the state's buffer has taken the new one.
+  auto lastReadingPhase = [&](BlockArgument arg) {
+    int64_t last = 0;
+    for (Operation *user : arg.getUsers()) {
+      if (user == yield || !user->getNumResults())
+        continue;
+      int64_t p = phase.lookup(user->getResult(0));
+      last = std::max(last, isa<RowSumOp, RowMaxOp>(user) ? p - 1 : p);
+    }
+    return last;
+  };
+
   for (int64_t p = 0; p <= lastPhase; ++p) {
     // The values this phase computes and must hand on.
     SmallVector<Value> outputs;
     for (BlockArgument arg : body.getArguments())
-      if (p == 0 && needsTensor(arg))
+      if (lastReadingPhase(arg) == p && needsTensor(arg))
         outputs.push_back(arg);
     for (Operation &op : body.without_terminator())
       for (Value result : op.getResults())
