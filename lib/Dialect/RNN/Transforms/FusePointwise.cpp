@@ -9,9 +9,10 @@
 // late as its users allow (so that a peephole product of the previous cell
 // state joins the group that reads it), but not past the last level at
 // which a fusible op sits (so that a value that is only yielded joins the
-// last group). A group is the fusible ops of one level that share leading
-// (batch) dimensions; groups of one level never depend on each other, and a
-// group only depends on matmuls of its own or lower levels.
+// last group, unless what it reads stays in an earlier group anyway: then
+// it joins that one). A group is the fusible ops of one level that share
+// leading (batch) dimensions; groups of one level never depend on each other,
+// and a group only depends on matmuls of its own or lower levels.
 //
 // Widths. The group iterates over [B, N], N the narrowest row width in it.
 // A wider value of width k*N (an LSTM's [B, 4H] gates) is carried as k
@@ -443,23 +444,8 @@ struct FusePointwisePass
     for (Operation &op : block.without_terminator())
       if (fusible(&op) && !isInlined(&op))
         lastFusibleLevel = std::max(lastFusibleLevel, level[&op]);
-    // A value that is only yielded and whose operands a group of its own
-    // level computes stays in that group: moved later, it would make that
-    // group write its operands for the later one to read and write again
-    // (the GRU backward's gate gradients, concatenated into the step's
-    // output row, were three copies a step).
-    auto joinsItsOperandsGroup = [&](Operation &op) {
-      if (!llvm::all_of(op.getUsers(),
-                        [](Operation *user) { return isa<YieldOp>(user); }))
-        return false;
-      return llvm::any_of(op.getOperands(), [&](Value operand) {
-        Operation *def = operand.getDefiningOp();
-        return def && def->getBlock() == &block && fusible(def) &&
-               !isInlined(def) && level.lookup(def) == level[&op];
-      });
-    };
     for (Operation &op : llvm::reverse(block.without_terminator())) {
-      if (!fusible(&op) || isInlined(&op) || joinsItsOperandsGroup(op))
+      if (!fusible(&op) || isInlined(&op))
         continue;
       int64_t late = lastFusibleLevel;
       for (Operation *user : op.getUsers()) {
@@ -471,6 +457,35 @@ struct FusePointwisePass
           late = std::min(late, level[user] - (isInlined(user) ? 0 : 1));
       }
       level[&op] = std::max(level[&op], late);
+    }
+    // A value that is only yielded went to the last group with whatever
+    // only it reads. When what it reads stays earlier all the same (other
+    // ops there need it), it joins the group that computes it: later, that
+    // group would write it for the last one to read and write again (the
+    // GRU backward's gate gradients, concatenated into the step's output
+    // row, were three copy kernels a step).
+    for (Operation &op : block.without_terminator()) {
+      if (!fusible(&op) || isInlined(&op) || op.use_empty() ||
+          !llvm::all_of(op.getUsers(),
+                        [](Operation *user) { return isa<YieldOp>(user); }))
+        continue;
+      int64_t earliest = 0;
+      bool joinsAGroup = false;
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != &block || isInlined(def))
+          continue;
+        earliest = std::max(earliest, level[def]);
+      }
+      for (Value operand : op.getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        joinsAGroup |=
+            def && def->getBlock() == &block && fusible(def) &&
+            !isInlined(def) && level[def] == earliest &&
+            leadingDims(def->getResult(0)) == leadingDims(op.getResult(0));
+      }
+      if (joinsAGroup && earliest < level[&op])
+        level[&op] = earliest;
     }
 
     // Groups: fusible ops of one level with the same leading dimensions.

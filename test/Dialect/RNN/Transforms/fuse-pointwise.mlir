@@ -295,23 +295,46 @@ rnn.cell @select_cell inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
 
 // -----
 
-// A value that is only yielded stays in the group that computes its operands
-// (the gate gradients of a GRU's backward step, concatenated into the step's
-// output row): the first group writes the concatenation's pieces, the second
+// A value that is only yielded joins the group that computes its operands
+// when they stay there anyway (the gate gradients of a GRU's backward step,
+// concatenated once for the saved sequence and once for the recurrent
+// product): the first group writes the concatenation's pieces, the second
 // neither reads nor writes them again.
 // CHECK-LABEL: rnn.cell @yielded_with_its_operands
-// CHECK: %[[A:.*]]:3 = rnn.pointwise(%arg0, %arg1) : {{.*}} -> tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x8xf32> pieces 2 {
-// CHECK: %[[M:.*]] = rnn.matmul %[[A]]#0, %arg2
-// CHECK: %[[B:.*]] = rnn.pointwise(%[[A]]#1, %[[M]]) : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32> {
-// CHECK: rnn.yield outputs(%[[A]]#2 : tensor<?x8xf32>) states(%[[B]] : tensor<?x4xf32>)
+// CHECK: %[[A:.*]]:2 = rnn.pointwise(%arg0, %arg1) : {{.*}} -> tensor<?x8xf32> pieces 2, tensor<?x8xf32> pieces 2 {
+// CHECK: %[[M:.*]] = rnn.matmul %[[A]]#{{[01]}}, %arg2
+// CHECK: %[[B:.*]] = rnn.pointwise(%arg1, %[[M]]) : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32> {
+// CHECK: rnn.yield outputs(%[[A]]#{{[01]}} : tensor<?x8xf32>) states(%[[B]] : tensor<?x4xf32>)
 rnn.cell @yielded_with_its_operands inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
-    params(%U: tensor<4x4xf32>) -> (tensor<?x8xf32>) {
+    params(%U: tensor<4x8xf32>) -> (tensor<?x8xf32>) {
   %a = rnn.sigmoid %x : tensor<?x4xf32>
   %b = rnn.mul %a, %h : tensor<?x4xf32>, tensor<?x4xf32>
   %ab = rnn.concat %a, %b : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
-  %m = rnn.matmul %a, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
-  %hn = rnn.add %b, %m : tensor<?x4xf32>, tensor<?x4xf32>
+  %ba = rnn.concat %b, %a : tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x8xf32>
+  %m = rnn.matmul %ba, %U : tensor<?x8xf32>, tensor<4x8xf32> -> tensor<?x4xf32>
+  %hn = rnn.add %h, %m : tensor<?x4xf32>, tensor<?x4xf32>
   rnn.yield outputs(%ab : tensor<?x8xf32>) states(%hn : tensor<?x4xf32>)
+}
+
+// -----
+
+// A value that is only yielded goes to the last group with what only it
+// reads (the recomputed h of an LSTMP's backward step, for the projection's
+// weight gradient): the group before the matmul computes only what the
+// matmul reads.
+// CHECK-LABEL: rnn.cell @yielded_late_with_its_operands
+// CHECK: %[[A:.*]] = rnn.pointwise(%arg1) : tensor<?x4xf32> -> tensor<?x4xf32> {
+// CHECK: %[[M:.*]] = rnn.matmul %[[A]], %arg2
+// CHECK: %[[B:.*]]:2 = rnn.pointwise(%arg0, %arg1, %[[M]])
+// CHECK: rnn.yield outputs(%[[B]]#{{[01]}} : tensor<?x4xf32>) states(%[[B]]#{{[01]}} : tensor<?x4xf32>)
+rnn.cell @yielded_late_with_its_operands inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    params(%U: tensor<4x4xf32>) -> (tensor<?x4xf32>) {
+  %s = rnn.sigmoid %x : tensor<?x4xf32>
+  %t = rnn.tanh %h : tensor<?x4xf32>
+  %st = rnn.mul %s, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  %m = rnn.matmul %t, %U : tensor<?x4xf32>, tensor<4x4xf32> -> tensor<?x4xf32>
+  %hn = rnn.add %h, %m : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%st : tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
 }
 
 // -----
