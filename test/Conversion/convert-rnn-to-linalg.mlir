@@ -146,6 +146,37 @@ func.func @saved_input_in_its_last_reading_phase(%x: tensor<?x4xf32>, %c: tensor
 
 // -----
 
+// An output that is the step's input row, yielded unchanged (a training
+// forward saving the hoisted input projection), is the input sequence: the
+// loop carries no sequence for it and copies nothing. With lengths (zeros
+// past a row's length) the loop writes it.
+// CHECK-LABEL: func.func @input_passed_through
+// CHECK: %[[L:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %arg1, %{{.*}} = %{{.*}}) -> (tensor<?x4xf32>, tensor<?x?x4xf32>)
+// CHECK: return %[[L]]#1, %arg0, %[[L]]#0
+// CHECK-LABEL: func.func @input_passed_through_lengths
+// CHECK: %[[M:.*]]:3 = scf.for {{.*}} -> (tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>)
+// CHECK: return %[[M]]#1, %[[M]]#2, %[[M]]#0
+rnn.cell @saves_input inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %hn = rnn.add %x, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%hn, %x : tensor<?x4xf32>, tensor<?x4xf32>) states(%hn : tensor<?x4xf32>)
+}
+func.func @input_passed_through(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>)
+    -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  %ys, %xs2, %hT = rnn.scan @saves_input inputs(%xs : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>, tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys, %xs2, %hT : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x4xf32>
+}
+func.func @input_passed_through_lengths(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %len: tensor<?xi32>)
+    -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  %ys, %xs2, %hT = rnn.scan @saves_input inputs(%xs : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      lengths(%len : tensor<?xi32>)
+      -> outputs(tensor<?x?x4xf32>, tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %ys, %xs2, %hT : tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
 // A step is the inlined cell, cast between the cell's dynamic batch and the
 // step's static one.
 // CHECK-LABEL: func.func @one_step

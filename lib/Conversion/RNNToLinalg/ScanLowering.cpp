@@ -159,9 +159,25 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
       iterInit.push_back(sequence);
     }
   size_t numCarried = iterInit.size();
-  for (Value result : scan.getOutputs())
-    iterInit.push_back(emptyLike(
-        b, loc, cast<RankedTensorType>(result.getType()), scan.getInputs()));
+  // An output that is an input row, yielded as the step read it (a training
+  // forward saving the hoisted projection of the input), is the input
+  // sequence itself: no loop-carried sequence, no copy a step. Not with
+  // lengths (rows past their length are zeros) nor for an input that a
+  // GEMM accumulates onto (its rows change in the loop).
+  SmallVector<int64_t> passedThrough;
+  auto yieldOp = cast<YieldOp>(cell.getBodyBlock().getTerminator());
+  for (auto [k, result] : llvm::enumerate(scan.getOutputs())) {
+    int64_t input = -1;
+    auto arg = dyn_cast<BlockArgument>(yieldOp.getOutputs()[k]);
+    if (arg && !scan.getLengths() &&
+        arg.getArgNumber() < scan.getInputs().size() &&
+        !llvm::is_contained(accumulated, arg.getArgNumber()))
+      input = arg.getArgNumber();
+    passedThrough.push_back(input);
+    if (input < 0)
+      iterInit.push_back(emptyLike(
+          b, loc, cast<RankedTensorType>(result.getType()), scan.getInputs()));
+  }
 
   auto loop = scf::ForOp::create(
       b, loc, zero, steps, one, iterInit,
@@ -204,7 +220,11 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
           yielded.push_back(insertRow(
               lb, l, castTo(lb, l, matmul.getResult(), rowType), sequence, t));
         }
-        for (auto [sequence, output] : llvm::zip(sequences, outputs)) {
+        auto nextSequence = sequences.begin();
+        for (auto [output, input] : llvm::zip(outputs, passedThrough)) {
+          if (input >= 0)
+            continue;
+          Value sequence = *nextSequence++;
           RankedTensorType rowType = rowTypeOf(sequence.getType());
           Value row = castTo(lb, l, output, rowType);
           if (Value lengths = scan.getLengths())
@@ -216,7 +236,12 @@ LogicalResult lowerScan(ScanOp scan, CellOp cell) {
 
   // Results: the output sequences, then the final states.
   b.setInsertionPointAfter(loop);
-  SmallVector<Value> replacements(loop.getResults().drop_front(numCarried));
+  SmallVector<Value> replacements;
+  auto carriedOutput = loop.getResults().begin() + numCarried;
+  for (auto [result, input] : llvm::zip(scan.getOutputs(), passedThrough))
+    replacements.push_back(
+        input >= 0 ? castTo(b, loc, scan.getInputs()[input], result.getType())
+                   : *carriedOutput++);
   for (auto [state, result] : llvm::enumerate(scan.getFinalStates()))
     replacements.push_back(
         castTo(b, loc, loop.getResult(state), result.getType()));
