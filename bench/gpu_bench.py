@@ -37,12 +37,17 @@ WARMUP = 3
 WARMUP_S = 0.2
 
 
+# rnn_tensor's dtype codes.
+DTYPE_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2,
+               torch.float16: 3, torch.int32: 4, torch.int64: 5}
+CODE_DTYPES = {code: dtype for dtype, code in DTYPE_CODES.items()}
+
+
 def to_tensor(t):
-    """An rnn_tensor describing a contiguous CUDA float tensor."""
+    """An rnn_tensor describing a contiguous CUDA tensor."""
     desc = rt.RnnTensor()
     desc.data = t.data_ptr()
-    desc.dtype = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2,
-                  torch.float16: 3, torch.int32: 4, torch.int64: 5}[t.dtype]
+    desc.dtype = DTYPE_CODES[t.dtype]
     desc.rank = t.dim()
     for i, s in enumerate(t.shape):
         desc.shape[i] = s
@@ -65,7 +70,7 @@ class CudaModel:
         outs = []
         for r in res:
             shape = [r.shape[i] for i in range(r.rank)]
-            outs.append(torch.empty(shape, dtype=torch.float32, device="cuda"))
+            outs.append(torch.empty(shape, dtype=CODE_DTYPES[r.dtype], device="cuda"))
         return outs
 
     def __call__(self, name, args, outs):

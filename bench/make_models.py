@@ -4,7 +4,8 @@ as rnn-dialect text: the same cells as examples/lstm.mlir and
 examples/gru.mlir, at benchmark sizes, with `allow_tf32` on every matmul
 (cuDNN's default for fp32).
 
-    python3 bench/make_models.py OUT_DIR
+    python3 bench/make_models.py OUT_DIR [--size I H]...
+(each --size adds single-layer models of that input and hidden size).
 """
 import json
 import os
@@ -164,10 +165,11 @@ def stacked(kind, I, H, layers):
 KINDS = {"lstm": lstm, "gru": gru, "lstm_bf16": lstm_bf16, "gru_bf16": gru_bf16}
 
 
-def main(out_dir):
+def main(out_dir, extra_sizes=()):
     os.makedirs(out_dir, exist_ok=True)
     configs = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
-    sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs})
+    sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs}
+                   | set(extra_sizes))
     for I, H in sizes:
         for name, make in KINDS.items():
             path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
@@ -194,4 +196,10 @@ def main(out_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "build/gpu/bench-models")
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir", nargs="?", default="build/gpu/bench-models")
+    parser.add_argument("--size", nargs=2, type=int, action="append", default=[],
+                        metavar=("I", "H"), help="single-layer models of this size as well")
+    args = parser.parse_args()
+    main(args.out_dir, [tuple(s) for s in args.size])

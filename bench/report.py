@@ -283,20 +283,46 @@ def profile_block(path):
     return "```text\n" + "\n".join(out) + "\n```" if out else ""
 
 
-def train_table(path):
-    """bench/train_bench.py's JSON: one training step, ours against cuDNN."""
+# The cuDNN precisions a precision class of ours is compared with.
+PRECISION_CLASS = {"fp32": ("fp32",), "bf16": ("fp16", "bf16")}
+
+
+def train_table(path, cudnn_path=None):
+    """bench/train_bench.py's JSON: one training step, ours against cuDNN through
+    torch.nn (same process), and with `cudnn_path` (cudnn_rnn_bench's JSON) against the
+    fastest algorithm cuDNN runs a training step with in the same precision class."""
     data = json.load(open(path))
     cudnn = data.get("cudnn")
     print(f"Device: {data['device']}, PyTorch {data.get('torch', '?')}"
           + (f", cuDNN {cudnn // 10000}.{cudnn // 100 % 100}" if cudnn else "") + ".\n")
-    out = ["| cell | config | T, B, I, H | ours, fp32 (ms) | cuDNN fp32 (ms) | cuDNN fp16 (ms) "
-           "| cuDNN fp32 / ours | our gradients vs autograd (max rel.) |",
-           "|---|---|---|---|---|---|---|---|"]
+    entries = {}
+    if cudnn_path:
+        entries = {(e["cell"], e["config"]["name"]): e
+                   for e in json.load(open(cudnn_path))["results"]}
+    head = ("| cell | config | T, B, I, H, L | precision | ours (ms, min-max) "
+            "| cuDNN through torch.nn (ms) | torch.nn / ours |")
+    if entries:
+        head += " cuDNN best (ms) | its algorithm | cuDNN best / ours |"
+    out = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in data["rows"]:
-        out.append(f"| {CELL[r['kind']]} | {r['name']} | {r['T']}, {r['B']}, {r['I']}, {r['H']} "
-                   f"| {r['ours_ms']:.3f} | {r['cudnn_fp32_ms']:.3f} | {r['cudnn_fp16_ms']:.3f} "
-                   f"| {r['cudnn_fp32_ms'] / r['ours_ms']:.2f}x "
-                   f"| {r['grad_max_rel_err']:.1e} ({r['check']}) |")
+        precision = r.get("precision", "fp32")
+        names = [k[:-3] for k in r if k.startswith("cudnn_") and k.endswith("_ms")]
+        torch_nn = " / ".join(f"{r[n + '_ms']:.3f} ({n[6:]})" for n in names)
+        ratios = " / ".join(f"{r[n + '_ms'] / r['ours_ms']:.2f}x" for n in names)
+        row = (f"| {CELL[r['kind']]} | {r['name']} | {r['T']}, {r['B']}, {r['I']}, {r['H']}, "
+               f"{r.get('L', 1)} | {precision} | {r['ours_ms']:.3f} "
+               f"({r['ours_range'][0]:.3f}-{r['ours_range'][1]:.3f}) | {torch_nn} | {ratios} |")
+        if entries:
+            entry = entries.get((r["kind"], r["name"]))
+            best = entry and _cudnn_best(entry, "training_step", PRECISION_CLASS[precision])
+            row += (f" {best[0]:.3f} | {best[1]} ({best[2]}) | {best[0] / r['ours_ms']:.2f}x |"
+                    if best else " | | |")
+        out.append(row)
+    out.append("")
+    out.append("Our gradients against autograd through the fp32 module (max. relative): "
+               + ", ".join(f"{CELL[r['kind']]} {r['name']} {r.get('precision', 'fp32')} "
+                           f"{r['grad_max_rel_err']:.1e} ({r['check']})" for r in data["rows"])
+               + ".")
     return "\n".join(out)
 
 
@@ -422,13 +448,15 @@ if __name__ == "__main__":
                         "step timeline)")
     parser.add_argument("--dsl", help="dsl_gpu_check.py's output from the same call")
     parser.add_argument("--train", help="train_bench.py's JSON")
+    parser.add_argument("--train-cudnn", metavar="CUDNN_JSON",
+                        help="with --train: cudnn_rnn_bench's JSON, for cuDNN's best algorithm")
     parser.add_argument("--cudnn", nargs=2, metavar=("CUDNN_JSON", "OURS_JSON"),
                         help="cudnn_rnn_bench's JSON and a kept gpu_bench JSON")
     args = parser.parse_args()
     if args.cudnn:
         print(cudnn_table(*args.cudnn))
     elif args.train:
-        print(train_table(args.train))
+        print(train_table(args.train, args.train_cudnn))
     elif args.json:
         main(args.json, args.log, args.log, args.log, args.log, args.dsl)
     elif args.run_dir:

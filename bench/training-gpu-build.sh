@@ -27,12 +27,13 @@ for f in "$OUT"/ref/*.mlir; do
   "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
     -o "$OUT/models/$name.so" --runtime-dir "$OUT/lib"
 done
-# The LSTM and GRU benchmark models (bench/make_models.py, TF32 matmuls) of the
-# single-layer shapes, for bench/train_bench.py.
-python3 "$ROOT/bench/make_models.py" "$OUT/bench-src" >/dev/null
-for f in "$OUT"/bench-src/{lstm,gru}_I*_H*.mlir; do
+# The LSTM and GRU benchmark models (bench/make_models.py: fp32 with TF32
+# matmuls, and bf16 storage) of the shapes bench/train_bench.py times: those of
+# bench/configs.json but deep4, and FlashRNN's grid (I = H = 768).
+python3 "$ROOT/bench/make_models.py" "$OUT/bench-src" --size 768 768 >/dev/null
+for f in "$OUT"/bench-src/{lstm,gru}{,_bf16}_I*_H*.mlir; do
   name=$(basename "$f" .mlir)
-  [[ "$name" == *_L* ]] && continue
+  [[ "$name" == *_L4 || "$name" == *_reverse ]] && continue
   "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
     -o "$OUT/bench-models/$name.so" --runtime-dir "$OUT/lib"
 done
