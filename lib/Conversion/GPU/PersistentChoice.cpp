@@ -38,7 +38,9 @@ std::string rnn::describePersistentChoices(ModuleOp module,
       if (failed(r)) {
         if (FailureOr<AdjointRecurrence> adjoint = matchAdjointRecurrence(loop);
             succeeded(adjoint)) {
-          os << "backward step (the group, then the transposed product), "
+          os << "backward step (the group, then the transposed product"
+             << (adjoint->accumulates ? " added to what the group wrote" : "")
+             << "), "
              << (adjoint->headwise
                      ? std::to_string(adjoint->heads) + " heads of " +
                            std::to_string(adjoint->headSize) + " units"

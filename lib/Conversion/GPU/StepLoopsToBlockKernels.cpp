@@ -758,8 +758,10 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
 /// gradients (as the product reads them: rounded to P's type) in shared
 /// memory; after the barrier every lane adds its slice of the head's G*N
 /// staged gradients times its weights (U[g*N + j, n]) and the unit's lanes
-/// combine their parts by shuffles: the next step's state gradient, stored
-/// into S after the last step.
+/// combine their parts by shuffles: the next step's state gradient (added
+/// to the group's own value of it where the product accumulates onto what
+/// the group wrote into S, the GRU's dh ⊙ z), stored into S after the last
+/// step.
 class AdjointKernelBuilder : KernelBuilderBase {
 public:
   AdjointKernelBuilder(const rnn::AdjointRecurrence &r, const BlockPlan &plan,
@@ -863,12 +865,20 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       return iterArgs[llvm::find(liveInputs, index) - liveInputs.begin()];
     };
 
-    auto work = scf::IfOp::create(b, loc, liveTypes, active,
+    // Where the product accumulates onto what the group writes into S, that
+    // value leaves the group's branch too (last among its results).
+    SmallVector<Type> workTypes(liveTypes);
+    if (r.accumulates)
+      workTypes.push_back(b.getF32Type());
+    auto work = scf::IfOp::create(b, loc, workTypes, active,
                                   /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard inElse(b);
       b.setInsertionPointToStart(&work.getElseRegion().front());
-      scf::YieldOp::create(b, loc, iterArgs.drop_back());
+      SmallVector<Value> unchanged(iterArgs.drop_back());
+      if (r.accumulates)
+        unchanged.push_back(zero());
+      scf::YieldOp::create(b, loc, unchanged);
     }
     b.setInsertionPointToStart(&work.getThenRegion().front());
     IRMapping scalars =
@@ -882,12 +892,19 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                                 ValueRange{parity, stagedIndex(k)});
       }
     });
-    scf::YieldOp::create(b, loc, nextCarried(nextLive, live, scalars));
+    SmallVector<Value> carried = nextCarried(nextLive, live, scalars);
+    if (r.accumulates) {
+      auto yield = cast<linalg::YieldOp>(pw.getBody()->getTerminator());
+      carried.push_back(
+          scalars.lookupOrDefault(yield.getOperand(*r.stateInit)));
+    }
+    scf::YieldOp::create(b, loc, carried);
     b.setInsertionPointAfter(work);
     gpu::BarrierOp::create(b, loc);
 
     // The product: this lane's slice of the staged gradients, then the
-    // unit's lanes combined.
+    // unit's lanes combined (onto the group's value of S where it
+    // accumulates).
     Value sum = zero();
     for (int64_t j = 0; j < sliceSize; ++j) {
       Value position =
@@ -902,6 +919,8 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     }
     combineLanes(sum);
     SmallVector<Value> results(work.getResults());
+    if (r.accumulates)
+      sum = arith::AddFOp::create(b, loc, results.pop_back_val(), sum);
     results.push_back(sum);
     scf::YieldOp::create(b, loc, results);
   }

@@ -508,7 +508,7 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
             generic->hasAttr(kHeadwiseGemmAttr))
           return failure();
         r.pointwise = generic;
-      } else if (!r.matmul && r.fill) {
+      } else if (!r.matmul) {
         r.matmul = generic;
       } else {
         return failure();
@@ -523,8 +523,11 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
       return failure();
     }
   }
-  if (!r.pointwise || !r.fill || !r.matmul)
+  if (!r.pointwise || !r.matmul)
     return failure();
+  // Without a zero fill, the product accumulates onto what the group wrote
+  // into S (checked with the group below).
+  r.accumulates = !r.fill;
 
   // The product: S = P x U, over a zero fill of S.
   linalg::GenericOp matmul = r.matmul;
@@ -544,9 +547,13 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
   } else {
     return failure();
   }
-  if (!r.gradients || !r.weight || !r.state || r.fill.getOutputs()[0] != out ||
-      !matchPattern(r.fill.getInputs()[0], m_AnyZeroFloat()) ||
-      r.fill->getNextNode() != matmul.getOperation())
+  if (!r.gradients || !r.weight || !r.state)
+    return failure();
+  // (Between the group and the product only views and index arithmetic:
+  // the walk above admits nothing else.)
+  if (r.fill && (r.fill.getOutputs()[0] != out ||
+                 !matchPattern(r.fill.getInputs()[0], m_AnyZeroFloat()) ||
+                 r.fill->getNextNode() != matmul.getOperation()))
     return failure();
   auto stateType = dyn_cast<MemRefType>(r.state.getType());
   auto weightType = dyn_cast<MemRefType>(r.weight.getType());
@@ -587,7 +594,8 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
     return failure();
 
   // The group: elementwise over [B, H]; reads S, writes each gate window of
-  // P once, never reads P, never writes S.
+  // P once, never reads P; writes S only where the product accumulates onto
+  // it (once, at the element it reads).
   linalg::GenericOp pw = r.pointwise;
   if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2 ||
       pw.getStaticLoopRanges()[1] != r.hidden)
@@ -611,8 +619,10 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
       continue;
     }
     if (value == r.state) {
-      if (!isInput || !isIdentity2D(map))
+      if (!isIdentity2D(map) || (!isInput && (!r.accumulates || r.stateInit)))
         return failure();
+      if (!isInput)
+        r.stateInit = r.gateOfInit.size() - 1;
       continue;
     }
     if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
@@ -623,13 +633,15 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
       return failure();
   }
   if (!llvm::all_of(written, [](bool w) { return w; }) ||
+      (r.accumulates && !r.stateInit) ||
       !readsWrittenBuffersElementwise(pw, loop, Value()) ||
       !hasClonableBody(pw, loop))
     return failure();
   // Nothing else in the loop touches S or P.
   for (Operation *user : r.state.getUsers()) {
     if (!loop->isAncestor(user) || user == pw.getOperation() ||
-        user == matmul.getOperation() || user == r.fill.getOperation())
+        user == matmul.getOperation() ||
+        (r.fill && user == r.fill.getOperation()))
       continue;
     if (r.headwise && isa<memref::ExpandShapeOp>(user) &&
         user->getResult(0) == out)

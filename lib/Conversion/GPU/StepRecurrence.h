@@ -83,7 +83,7 @@ struct AdjointRecurrence {
   mlir::scf::ForOp loop;
   mlir::linalg::GenericOp pointwise;
   mlir::linalg::GenericOp matmul;
-  mlir::linalg::FillOp fill;
+  mlir::linalg::FillOp fill; // null where the product accumulates onto S
   /// S [B, H] (f32), P [B, G*H] (as the group writes its windows), the
   /// weight as [G*H, H] or [NH, G*N, N].
   mlir::Value state, gradients, weight;
@@ -91,6 +91,11 @@ struct AdjointRecurrence {
   int64_t gates = 0, hidden = 0, heads = 1, headSize = 0;
   /// Per group init, the gate of P it writes, if it is one of P's windows.
   llvm::SmallVector<std::optional<int64_t>> gateOfInit;
+  /// Whether the product accumulates onto what the group writes into S (the
+  /// GRU's dh_{t-1} = dh ⊙ z + dgates x U) rather than onto a zero fill; the
+  /// group's init that is S.
+  bool accumulates = false;
+  std::optional<unsigned> stateInit;
 
   mlir::Type gradientElementType() const;
   mlir::Type weightElementType() const;

@@ -27,8 +27,10 @@ namespace lowering {
 /// is an unread tensor.empty; null otherwise. A contraction accumulates onto
 /// its init: when that init is a zero fill that only the contraction reads
 /// (a matmul's result, such as the backward's dh_{t-1}), the fill's
-/// tensor.empty is the one to replace. A head-wise product's result is its
-/// contraction's, collapsed from [B, NH, K] to [B, NH·K].
+/// tensor.empty is the one to replace; so is the empty init of a pointwise
+/// generic whose result only the contraction accumulates onto. A head-wise
+/// product's result is its contraction's, collapsed from [B, NH, K] to [B,
+/// NH·K].
 static OpOperand *replaceableEmptyInit(Value value,
                                        tensor::CollapseShapeOp &collapse) {
   if (auto cast = value.getDefiningOp<tensor::CastOp>())
@@ -48,6 +50,15 @@ static OpOperand *replaceableEmptyInit(Value value,
   if (auto fill = init->get().getDefiningOp<linalg::FillOp>();
       fill && !isa<linalg::FillOp>(linalgOp.getOperation()) &&
       init->get().hasOneUse())
+    return replaceableEmptyInit(init->get(), collapse);
+  // A contraction that accumulates onto what a pointwise generic computed
+  // for it alone (the GRU backward's dh_{t-1}: dh ⊙ z, then + dgates x U):
+  // that generic's tensor.empty is the one to replace, so that the state is
+  // updated in place rather than in a fresh buffer every step.
+  if (auto producer = init->get().getDefiningOp<linalg::GenericOp>();
+      producer && linalg::isaContractionOpInterface(linalgOp) &&
+      producer.getNumReductionLoops() == 0 && init->get().hasOneUse() &&
+      !collapse)
     return replaceableEmptyInit(init->get(), collapse);
   if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
       linalgOp.payloadUsesValueFromOperand(init))
