@@ -2,6 +2,8 @@
 
     training_gpu_check.py reference REF_DIR          (here: writes REF_DIR/<example>.npz)
     training_gpu_check.py check REF_DIR MODELS OUT   (there: CUDA models vs the references)
+    training_gpu_check.py time REF_DIR MODELS OUT    (there: block kernels against the step
+                                                      loop, training forward + backward)
 
 `reference` compiles every example of examples/ in float64 for the CPU with --training and
 stores, per example, float32-representable random arguments, random loss weights (the result
@@ -10,7 +12,12 @@ does the same for the zoo's head-wise cells (rnn.NumpyRNN models, 4 and 16 heads
 float32 source it also writes (REF_DIR/<name>.mlir) for the CUDA build.
 `check` runs the CUDA build (float32) of the same example on those arguments, on torch CUDA
 tensors, and reports the largest relative difference of every result and gradient; the
-examples' matmuls do not allow TF32, so float32 rounding is the only difference."""
+examples' matmuls do not allow TF32, so float32 rounding is the only difference.
+`time` runs each example's training forward and backward at T = 1000, B = 16 (random
+arguments) with the block kernels (RNN_CUDA_PERSISTENT=1, read at every call) and with the
+step loop of the same library (=0): both checked against each other first, then 3
+alternating rounds of 10 steps each, CUDA events, medians; an example whose library has no
+block kernel runs the same code both ways."""
 
 import json
 import pathlib
@@ -174,10 +181,111 @@ def check(ref_dir, models_dir, out_path):
     return 1 if failed or not report else 0
 
 
+TIME_T, TIME_B = 1000, 16
+
+
+def _sized_arguments(model, func, torch):
+    """Random arguments of `func` at T = TIME_T, B = TIME_B: the first two sizes of a
+    sequence argument are T and B (the manifest's symbols), other sizes static."""
+    args, _ = model.symbolic_signature(func)
+    sizes = {}
+    for _, shape in args:
+        if len(shape) == 3 and all(isinstance(d, str) for d in shape[:2]):
+            sizes = {shape[0]: TIME_T, shape[1]: TIME_B}
+            break
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    tensors = []
+    for dtype, shape in args:
+        dims = [sizes[d] if isinstance(d, str) else d for d in shape]
+        if dtype.startswith("i"):
+            tensors.append(torch.full(dims, TIME_T, dtype=torch.int32, device="cuda"))
+            continue
+        # Weights scaled by their fan-in (a contracting recurrence: over 1000 steps an
+        # expanding one would amplify the two paths' different rounding), the rest 0.5.
+        static = all(isinstance(d, int) for d in shape)
+        scale = 0.5 / max(shape[-1], 1) ** 0.5 if static and len(shape) >= 2 else 0.5
+        tensors.append(scale * torch.randn(dims, generator=gen, device="cuda"))
+    return tensors
+
+
+def time_one(npz, model_path):
+    """Times one example (block kernels against the step loop); prints one JSON line. Run
+    in a process of its own, as check_one."""
+    import os
+    import statistics
+
+    import torch
+    sys.path.insert(0, str(ROOT / "bench"))
+    from cuda_events import event_times
+    func = str(np.load(npz)["func"])
+    with rnn.Model(model_path) as model:
+        info = model.training_info(func)
+        args = _sized_arguments(model, func, torch)
+
+        def step():
+            outs = run_torch(model, info.train_function, args, torch)
+            n = len(outs) - info.num_saved
+            weights = [torch.ones_like(o) for o in outs[:n]]
+            return outs + run_torch(model, info.backward_function, args + outs + weights,
+                                    torch)
+
+        results, samples = {}, {"1": [], "0": []}
+        for mode in ("1", "0"):
+            os.environ["RNN_CUDA_PERSISTENT"] = mode
+            results[mode] = step()
+        diff = max(float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+                   for a, b in zip(results["1"], results["0"]))
+        for _ in range(3):
+            for mode in ("1", "0"):
+                os.environ["RNN_CUDA_PERSISTENT"] = mode
+                step()
+                samples[mode] += event_times(step, 10)
+    print(json.dumps({"function": func, "max_rel_diff": diff,
+                      "block_kernel_ms": statistics.median(samples["1"]),
+                      "step_loop_ms": statistics.median(samples["0"]),
+                      "block_kernel_range": [min(samples["1"]), max(samples["1"])],
+                      "step_loop_range": [min(samples["0"]), max(samples["0"])]}))
+
+
+def time_examples(ref_dir, models_dir, out_path):
+    """Block kernels against the step loop, one training step of every example."""
+    import subprocess
+
+    import torch
+    report = []
+    for npz in sorted(pathlib.Path(ref_dir).glob("*.npz")):
+        example = npz.stem
+        proc = subprocess.run([sys.executable, __file__, "time-one", str(npz),
+                               str(pathlib.Path(models_dir) / f"{example}.so")],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines()
+                   or [f"exit status {proc.returncode}, no output"])[-1]
+            report.append({"example": example, "pass": False, "error": why})
+            print(f"FAIL {example:24} {why}", flush=True)
+            continue
+        entry = json.loads(proc.stdout.strip().splitlines()[-1])
+        entry.update(example=example, T=TIME_T, B=TIME_B,
+                     **{"pass": entry["max_rel_diff"] <= LIMIT})
+        report.append(entry)
+        kernel, loop = entry["block_kernel_ms"], entry["step_loop_ms"]
+        print(f"{'PASS' if entry['pass'] else 'FAIL'} {example:24} kernel vs loop rel diff "
+              f"{entry['max_rel_diff']:.1e} | block kernels {kernel:8.3f} ms | step loop "
+              f"{loop:8.3f} ms | {loop / kernel:.2f}x", flush=True)
+    pathlib.Path(out_path).write_text(json.dumps(
+        {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+         "examples": report}, indent=1))
+    return 0 if report and all(r["pass"] for r in report) else 1
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "reference":
         reference(sys.argv[2])
     elif sys.argv[1] == "check-one":
         check_one(*sys.argv[2:4])
+    elif sys.argv[1] == "time-one":
+        time_one(*sys.argv[2:4])
+    elif sys.argv[1] == "time":
+        sys.exit(time_examples(*sys.argv[2:5]))
     else:
         sys.exit(check(*sys.argv[2:5]))
