@@ -54,6 +54,7 @@ LogicalResult emitObject(ModuleOp module, StringRef path, unsigned optLevel,
       translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
+  hoistKernelArgumentAllocas(*llvmModule);
 
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;

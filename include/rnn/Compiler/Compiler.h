@@ -16,6 +16,10 @@
 
 #include <string>
 
+namespace llvm {
+class Module;
+} // namespace llvm
+
 namespace rnn {
 
 /// Registers every dialect, interface and translation that compilation
@@ -77,6 +81,12 @@ mlir::LogicalResult addEntryPoints(mlir::ModuleOp module,
                                    llvm::StringRef manifest,
                                    llvm::ArrayRef<std::string> functions,
                                    llvm::StringRef target);
+
+/// Moves every stack slot used only within its own block (the argument
+/// slots that MLIR's `gpu.launch_func` translation places at each kernel
+/// launch, and `memref.dim`'s) to the function's entry block, so that a
+/// launch in a loop does not grow the stack on every iteration.
+void hoistKernelArgumentAllocas(llvm::Module &module);
 
 /// Translates an LLVM-dialect module to LLVM IR and writes an object file
 /// for the host (optimisation level 0-3).
