@@ -3,7 +3,8 @@
 odd sizes, checked against float64 and timed against the step loop of the same library.
 
     build DIR          (here) every zoo cell at H = 17, 64 and 100 (head-wise cells with 4
-                       heads at H = 68, 64, 100: heads of 17, 16, 25 units), input size 24,
+                       heads at H = 68, 64, 100: heads of 17, 16, 25 units; other sizes
+                       with RNN_BLOCK_SIZES, e.g. 150,300), input size 24,
                        in float32 and with bf16 matmuls (matmul_dtype="bfloat16"), saved with
                        rnn.NumpyRNN.save into DIR/<name>/ with deterministic random weights;
                        DIR/plan.json says which libraries hold a block kernel (they import
@@ -29,7 +30,9 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 
-SIZES = (17, 64, 100)
+# RNN_BLOCK_SIZES (comma-separated) replaces the sizes, e.g. "150,300" for recurrences that
+# clusters of blocks share; head-wise cells then take 4 heads of H // 4 units.
+SIZES = tuple(int(s) for s in os.environ.get("RNN_BLOCK_SIZES", "17,64,100").split(","))
 HEADWISE_SIZES = {17: 68, 64: 64, 100: 100}  # 4 heads of 17, 16 and 25 units
 INPUT = 24
 CHECK_BATCHES = (1, 3, 5, 16, 64)
@@ -49,7 +52,7 @@ def build(out_dir):
     plan = []
     for cell, (_, _, kwargs, _) in sorted(ZOO.items()):
         for size in SIZES:
-            H = HEADWISE_SIZES[size] if cell in HEADWISE else size
+            H = HEADWISE_SIZES.get(size, 4 * (size // 4)) if cell in HEADWISE else size
             extra = dict(kwargs)
             if cell == "lstmp":
                 extra["proj_size"] = max(H // 2, 1)

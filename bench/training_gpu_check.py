@@ -8,8 +8,9 @@
 `reference` compiles every example of examples/ in float64 for the CPU with --training and
 stores, per example, float32-representable random arguments, random loss weights (the result
 gradients), and the float64 results and gradients of the training forward and backward. It
-does the same for the zoo's head-wise cells (rnn.NumpyRNN models, 4 and 16 heads), whose
-float32 source it also writes (REF_DIR/<name>.mlir) for the CUDA build.
+does the same for the zoo's head-wise cells (rnn.NumpyRNN models, 4 and 16 heads) and for
+dense zoo cells at H = 150 to 300 (clusters of blocks), whose float32 source it also writes
+(REF_DIR/<name>.mlir) for the CUDA build.
 `check` runs the CUDA build (float32) of the same example on those arguments, on torch CUDA
 tensors, and reports the largest relative difference of every result and gradient; the
 examples' matmuls do not allow TF32, so float32 rounding is the only difference.
@@ -74,22 +75,29 @@ def reference(ref_dir):
             _save_reference(ref_dir / f"{example}.npz", model, func, args, results, saved,
                             weights)
         for k, (name, heads) in enumerate(HEADWISE):
-            _headwise_reference(ref_dir, pathlib.Path(tmp), name, heads, seed=2000 + k)
+            _zoo_reference(ref_dir, pathlib.Path(tmp), f"zoo_{name}_nh{heads}", name,
+                           HEADWISE_I, HEADWISE_H, {"NH": heads}, seed=2000 + k)
+        for k, (name, hidden) in enumerate(CLUSTERED):
+            _zoo_reference(ref_dir, pathlib.Path(tmp), f"zoo_{name}_h{hidden}", name,
+                           CLUSTERED_I, hidden, {}, seed=3000 + k, fan_in=True)
 
 
-# The head-wise zoo cells, each at two head counts (D = 16 and 4).
+# The head-wise zoo cells, each at two head counts (D = 16 and 4), and dense cells whose
+# recurrence is too large for one block (clusters of blocks on sm_90), at sizes that are no
+# multiple of the cluster.
 HEADWISE = [(name, heads) for name in ("headwise_lstm", "headwise_gru", "slstm")
             for heads in (4, 16)]
 HEADWISE_I, HEADWISE_H = 48, 64
+CLUSTERED = [("lstm", 150), ("gru", 300), ("peephole_lstm", 250)]
+CLUSTERED_I = 40
 
 
-def _headwise_reference(ref_dir, tmp, name, heads, seed):
-    """As for an example: a float64 CPU reference of a head-wise zoo cell's training forward
-    and backward, and its float32 source for the CUDA build (the sLSTM's normaliser n
-    starts positive)."""
-    tag = f"zoo_{name}_nh{heads}"
-    spec = rnn.NumpyRNN(rnn.zoo.CELLS[name], HEADWISE_I, HEADWISE_H, sizes={"NH": heads},
-                        seed=seed)
+def _zoo_reference(ref_dir, tmp, tag, name, inputs, hidden, sizes, seed, fan_in=False):
+    """As for an example: a float64 CPU reference of a zoo cell's training forward and
+    backward, and its float32 source for the CUDA build (the sLSTM's normaliser n starts
+    positive). Weights are 0.3 N(0, 1), or with `fan_in` N(0, 1) / sqrt(fan-in), which keeps
+    the recurrence contracting at any size."""
+    spec = rnn.NumpyRNN(rnn.zoo.CELLS[name], inputs, hidden, sizes=sizes, seed=seed)
     text = spec.mlir
     func = text.split("func.func @", 1)[1].split("(", 1)[0]
     (ref_dir / f"{tag}.mlir").write_text(text)
@@ -99,11 +107,13 @@ def _headwise_reference(ref_dir, tmp, name, heads, seed):
 
     def f32(a):
         return a.astype(np.float32).astype(np.float64)
-    args = [f32(rng.standard_normal((T, B, HEADWISE_I)))]
+    args = [f32(rng.standard_normal((T, B, inputs)))]
     for state in spec._spec.state_names:
-        a = rng.standard_normal((B, HEADWISE_H))
+        a = rng.standard_normal((B, hidden))
         args.append(f32(1.0 + np.abs(a) if state == "n" else a))
-    args += [f32(0.3 * rng.standard_normal(p.shape)) for _, p in spec.named_parameters()]
+    args += [f32(rng.standard_normal(p.shape)
+                 * (1 / np.sqrt(p.shape[-1] if p.ndim > 1 else 3) if fan_in else 0.3))
+             for _, p in spec.named_parameters()]
     results, saved = model.train_forward(func, *args)
     weights = [f32(rng.standard_normal(r.shape)) for r in results]
     _save_reference(ref_dir / f"{tag}.npz", model, func, args, results, saved, weights)

@@ -381,9 +381,9 @@ std::string explainPersistentKernels(ModuleOp module, llvm::StringRef chip,
   if (failed(parsePassPipeline(bufferizationPipeline(), pm)) ||
       failed(pm.run(*copy)))
     return "persistent kernels: not known (the module does not bufferize)\n";
-  return describePersistentChoices(*copy, maxDynamicSharedBytes(chip),
-                                   deviceLibrary &&
-                                       runsPersistentKernels(chip));
+  return describePersistentChoices(
+      *copy, maxDynamicSharedBytes(chip), maxBlockKernelCluster(chip),
+      deviceLibrary && runsPersistentKernels(chip));
 }
 
 } // namespace rnn

@@ -181,6 +181,13 @@ static bool supportsDependentLaunch(llvm::StringRef chip) {
   return !digits.getAsInteger(10, version) && version >= 90;
 }
 
+/// The most blocks of a cluster a block kernel may spread a head over on
+/// `chip`: clusters (and distributed shared memory) need sm_90; 8 is the
+/// portable cluster size.
+int64_t maxBlockKernelCluster(llvm::StringRef chip) {
+  return supportsDependentLaunch(chip) ? 8 : 1;
+}
+
 /// The persistent kernels' device library is built for Hopper (sm_90a):
 /// clusters, bulk copies multicast within a cluster, mbarrier waits.
 bool runsPersistentKernels(llvm::StringRef chip) {
@@ -251,7 +258,9 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
          // kept for large batches (docs/persistent-recurrences.md).
          (blockKernels
               ? "convert-step-loops-to-block-kernels{max-shared-bytes=" +
-                    std::to_string(maxDynamicSharedBytes(chip)) + "},"
+                    std::to_string(maxDynamicSharedBytes(chip)) +
+                    " max-cluster-size=" +
+                    std::to_string(maxBlockKernelCluster(chip)) + "},"
               : std::string()) +
          // Eligible recurrences as one kernel each, their step loops kept as
          // the fallback (docs/persistent-recurrences.md).

@@ -1,5 +1,6 @@
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels --split-input-file | FileCheck %s
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-shared-bytes=128 --split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=8 --split-input-file | FileCheck %s --check-prefix=CLUSTER
 
 // A vanilla RNN step (f32, H = 32, one gate) whose product accumulates onto
 // the step's projection: one kernel of B blocks; each unit's 32 inputs are
@@ -290,8 +291,13 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 
 // -----
 
-// A head's weights beyond shared memory (f32, H = 256: 256 KiB): the loop
-// stays as it is.
+// A head's weights beyond one block (f32, H = 256: 256 KiB, and 1024
+// threads cannot hold them in registers): the loop stays as it is. With
+// clusters (sm_90), two blocks share the head, each holding 128 units'
+// weights in shared memory (8 lanes a unit of 32 inputs, 1024 threads), all
+// of h_{t-1} staged in each; a unit's first lane stores its new h into both
+// blocks' staged vectors (mapa + st.shared::cluster), and the step's barrier
+// is the cluster's.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -299,11 +305,57 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // CHECK-LABEL: func.func @too_large
 // CHECK-NOT: gpu.launch
 // CHECK: scf.for
-func.func @too_large(%xp: memref<?x?x256xf32>, %u: memref<256x256xf32>,
+// CLUSTER-LABEL: func.func @too_large
+// CLUSTER-SAME: %[[U:[a-z0-9]+]]: memref<256x256xf32>, %[[S:[a-z0-9]+]]: memref<?x256xf32>
+// CLUSTER: call @rnn_cuda_persistent_enabled
+// CLUSTER: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x256xf32>
+// CLUSTER: scf.if
+// CLUSTER:   %[[BLOCKS:.*]] = arith.muli %[[B]], %c2
+// CLUSTER:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c1024{{.*}}) dynamic_shared_memory_size %c133120_i32
+// CLUSTER:     %[[RANK:.*]] = arith.remui %[[BX]], %c2
+// CLUSTER:     %[[CLUSTER:.*]] = arith.divui %[[BX]], %c2
+// CLUSTER:     %[[ROW:.*]] = arith.divui %[[CLUSTER]], %c1
+// CLUSTER:     %[[LOCAL:.*]] = arith.divui %[[TX]], %c8
+// CLUSTER:     %[[FIRST_UNIT:.*]] = arith.muli %[[RANK]], %c128
+// CLUSTER:     %[[UNIT:.*]] = arith.addi %[[FIRST_UNIT]], %[[LOCAL]]
+// CLUSTER:     %[[STAGED:.*]] = memref.view
+// CLUSTER:     memref.extract_aligned_pointer_as_index %[[STAGED]]
+// The block's 128 units' weights into shared memory, rows of U from
+// 128 * rank on.
+// CLUSTER:     scf.for
+// CLUSTER:       arith.muli %[[RANK]], %c128
+// CLUSTER:       memref.load %[[U]]
+// CLUSTER-NOT: memref.load %[[U]]
+// The block stages all of h_0 itself.
+// CLUSTER:     gpu.barrier
+// CLUSTER:     scf.for %[[K:.*]] = %[[TX]] to %c256{{.*}} step %c1024{{.*}} {
+// CLUSTER:       memref.load %[[S]][%[[ROW]], %{{.*}}]
+// CLUSTER:       memref.store %{{.*}}, %[[STAGED]]
+// CLUSTER:     nvvm.cluster.arrive {aligned}
+// CLUSTER:     nvvm.cluster.wait {aligned}
+// CLUSTER:     scf.for
+// CLUSTER-COUNT-32: math.fma
+// CLUSTER:       math.tanh
+// CLUSTER:       scf.if
+// CLUSTER:         %[[LOCAL_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CLUSTER:         %[[TO0:.*]] = nvvm.mapa %[[LOCAL_PTR]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:         llvm.store %{{.*}}, %[[TO0]] : f32, !llvm.ptr<7>
+// CLUSTER:         %[[TO1:.*]] = nvvm.mapa %[[LOCAL_PTR]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:         llvm.store %{{.*}}, %[[TO1]] : f32, !llvm.ptr<7>
+// CLUSTER:         memref.store %{{.*}}, %[[S]]
+// CLUSTER:       nvvm.cluster.arrive {aligned}
+// CLUSTER:       nvvm.cluster.wait {aligned}
+// CLUSTER-NOT:   gpu.barrier
+// CLUSTER:     gpu.terminator
+// The step loop stays for larger batches.
+// CLUSTER:   scf.for
+func.func @too_large(%x: memref<?x?x256xf32>, %u: memref<256x256xf32>,
                      %s: memref<?x256xf32>, %steps: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %batch = memref.dim %s, %c0 : memref<?x256xf32>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x256xf32>
+  linalg.copy ins(%x : memref<?x?x256xf32>) outs(%xp : memref<?x?x256xf32>)
   scf.for %t = %c0 to %steps step %c1 {
     %p = memref.subview %xp[%t, 0, 0] [1, %batch, 256] [1, 1, 1] : memref<?x?x256xf32> to memref<?x256xf32, strided<[256, 1], offset: ?>>
     linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -321,6 +373,7 @@ func.func @too_large(%xp: memref<?x?x256xf32>, %u: memref<256x256xf32>,
       linalg.yield %0 : f32
     }
   }
+  memref.dealloc %xp : memref<?x?x256xf32>
   return
 }
 

@@ -65,6 +65,9 @@ std::string cudaLoweringPipeline(llvm::StringRef chip,
 /// The dynamic shared memory one block may opt into on `chip` (what the
 /// block kernels may hold there).
 int64_t maxDynamicSharedBytes(llvm::StringRef chip);
+/// The most blocks of a cluster over which a block kernel may spread a
+/// head on `chip` (1 where there are no clusters).
+int64_t maxBlockKernelCluster(llvm::StringRef chip);
 /// Whether `chip` runs the device library's grid-wide persistent kernels
 /// (sm_90: clusters, multicast bulk copies, mbarriers).
 bool runsPersistentKernels(llvm::StringRef chip);

@@ -328,6 +328,13 @@ def ConvertStepLoopsToBlockKernels
     each unit's sum over its head's G*N gradients; S is stored after the
     last step.
 
+    With `max-cluster-size` above 1 (sm_90), a head whose weights fit in no
+    block is shared by a cluster of 2 to 8 blocks, each holding a slice of
+    its units and a whole copy of the staged vector: a unit's new state
+    (the backward: its gate gradients) is stored into every block of the
+    cluster (`nvvm.mapa`, distributed shared memory) and the step's
+    barrier is the cluster's.
+
     A cost model gives each recurrence the largest batch for which the
     kernel is expected to beat the step loop (the kernel's shared-memory
     loads a step against the step loop's launches); the loop stays, in an
@@ -340,11 +347,16 @@ def ConvertStepLoopsToBlockKernels
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
            /*default=*/"232448",
            "Dynamic shared memory one block may use (227 KiB: sm_90)">,
+    Option<"maxClusterSize", "max-cluster-size", "int64_t",
+           /*default=*/"1",
+           "Most blocks of a cluster a head may be spread over (8 on sm_90, "
+           "1 where there are no clusters)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];
 }

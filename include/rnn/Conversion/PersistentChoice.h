@@ -18,10 +18,12 @@ namespace rnn {
 
 /// One line per time loop of each public function of `module` (bufferized,
 /// before the GEMMs are mapped), in order: what it runs as, with
-/// `maxSharedBytes` of shared memory a block and, with `deviceLibrary`, the
+/// `maxSharedBytes` of shared memory a block, clusters of up to
+/// `maxClusterSize` blocks and, with `deviceLibrary`, the
 /// grid-wide kernels of the device library (sm_90).
 std::string describePersistentChoices(mlir::ModuleOp module,
                                       int64_t maxSharedBytes,
+                                      int64_t maxClusterSize,
                                       bool deviceLibrary);
 
 } // namespace rnn

@@ -21,6 +21,7 @@ static bool isTimeLoop(scf::ForOp loop) {
 
 std::string rnn::describePersistentChoices(ModuleOp module,
                                            int64_t maxSharedBytes,
+                                           int64_t maxClusterSize,
                                            bool deviceLibrary) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -48,7 +49,8 @@ std::string rnn::describePersistentChoices(ModuleOp module,
              << ", " << adjoint->gates << " gate"
              << (adjoint->gates == 1 ? "" : "s") << ", "
              << adjoint->weightElementType() << ": "
-             << describeBlockKernel(*adjoint, maxSharedBytes) << "\n";
+             << describeBlockKernel(*adjoint, maxSharedBytes, maxClusterSize)
+             << "\n";
           return;
         }
         os << "step loop: its step is neither one recurrent product and "
@@ -63,7 +65,8 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                          : "H = " + std::to_string(r->hidden))
          << ", " << r->gates << " gate" << (r->gates == 1 ? "" : "s") << ", "
          << r->stateElementType() << ": ";
-      std::string block = describeBlockKernel(*r, maxSharedBytes);
+      std::string block =
+          describeBlockKernel(*r, maxSharedBytes, maxClusterSize);
       StringRef stepLoop = "step loop: ";
       if (deviceLibrary && runsOnDeviceLibrary(*r) &&
           StringRef(block).starts_with(stepLoop)) {

@@ -38,6 +38,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -67,6 +69,13 @@ constexpr int64_t kMultiprocessors = 132;
 constexpr int64_t kStepLoopCycles = 4000;
 /// Inputs one lane sums at most before the units get more lanes.
 constexpr int64_t kMaxSlice = 16;
+/// What a step of a cluster costs beyond a block's: the cluster barrier
+/// after the stores into the other blocks' shared memory. Fitted to the
+/// H100 (docs/persistent-recurrences.md, "Clusters"): the zoo's cells at
+/// H = 150 and 300 took 1.3k to 3k cycles a step more than the same model
+/// of a block's step predicts for one block.
+constexpr int64_t kClusterStepCycles = 2000;
+constexpr int64_t kRemoteStoreCycles = 40;
 /// Registers a lane may give to weights, and what it needs besides.
 constexpr int64_t kWeightRegisters = 64;
 constexpr int64_t kOtherRegisters = 40;
@@ -79,6 +88,10 @@ constexpr int64_t kOtherRegisters = 40;
 /// stay in registers where they fit, else in shared memory, several gates'
 /// weights of an input in one word of up to 8 bytes (`wordBits`: one load).
 struct BlockPlan {
+  /// The blocks of a cluster that share a head (each holding `blockUnits`
+  /// of its units and all of the staged vector), 1 for one block a head.
+  int64_t clusterSize = 1;
+  int64_t blockUnits = 0;
   int64_t slices = 1;
   int64_t sliceSize = 0;
   bool weightsInRegisters = false;
@@ -179,26 +192,41 @@ int64_t wavesOf(const BlockPlan &plan, int64_t blocks) {
 /// one range of batches; none when no plan fits.
 BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
                          int64_t heads, int64_t elementBytes,
-                         int64_t sharedLimit) {
+                         int64_t sharedLimit, int64_t maxClusterSize,
+                         int64_t stagedPerUnit) {
   constexpr size_t kMaxPlans = 3;
-  if (units > 1024)
-    return {};
-  // Most lanes first.
+  // The fewest blocks a head whose units' weights fit (most lanes first):
+  // a cluster barrier costs more than a block's.
   SmallVector<BlockPlan> candidates;
-  for (int64_t slices = 1; slices <= kWarp && units * slices <= 1024;
-       slices *= 2) {
-    if (std::optional<BlockPlan> plan = planWithSlices(
-            slices, units, inputs, gates, elementBytes, sharedLimit))
-      candidates.insert(candidates.begin(), *plan);
-    if ((inputs + slices - 1) / slices <= kMaxSlice)
-      break;
+  int64_t cluster = 1;
+  for (; cluster <= maxClusterSize && candidates.empty(); cluster *= 2) {
+    int64_t blockUnits = (units + cluster - 1) / cluster;
+    if (blockUnits > 1024)
+      continue;
+    for (int64_t slices = 1; slices <= kWarp && blockUnits * slices <= 1024;
+         slices *= 2) {
+      if (std::optional<BlockPlan> plan = planWithSlices(
+              slices, blockUnits, inputs, gates, elementBytes, sharedLimit)) {
+        plan->clusterSize = cluster;
+        plan->blockUnits = blockUnits;
+        if (cluster > 1)
+          plan->stepCycles +=
+              kClusterStepCycles + kRemoteStoreCycles * cluster * stagedPerUnit;
+        candidates.insert(candidates.begin(), *plan);
+      }
+      if ((inputs + slices - 1) / slices <= kMaxSlice)
+        break;
+    }
   }
+  if (candidates.empty())
+    return {};
+  cluster = candidates.front().clusterSize;
   BlockPlans plans;
   // Each plan serves one range of batches: once the choice has moved on
   // from a plan, it does not come back to it.
   llvm::SmallDenseSet<int64_t> retired;
   for (int64_t batch = 1;; ++batch) {
-    int64_t blocks = heads * batch;
+    int64_t blocks = heads * batch * cluster;
     const BlockPlan *best = nullptr;
     for (const BlockPlan &plan : candidates)
       if (!retired.contains(plan.slices) && wavesOf(plan, blocks) == 1) {
@@ -211,9 +239,11 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
             (!best || wavesOf(plan, blocks) * plan.stepCycles <
                           wavesOf(*best, blocks) * best->stepCycles))
           best = &plan;
-    // As many waves as fit in the step loop's time (one at least).
+    // As many waves as fit in the step loop's time (one at least for a
+    // block a head, whose step is always shorter; a cluster's must be).
     if (!best || wavesOf(*best, blocks) >
-                     std::max<int64_t>(1, kStepLoopCycles / best->stepCycles))
+                     std::max<int64_t>(cluster > 1 ? 0 : 1,
+                                       kStepLoopCycles / best->stepCycles))
       break;
     if (plans.empty() || plans.back().slices != best->slices) {
       if (plans.size() == kMaxPlans)
@@ -228,18 +258,20 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
 }
 
 /// The plans for `r`: a unit's G gate sums over the head's N inputs.
-BlockPlans plansFor(const StepRecurrence &r, int64_t sharedLimit) {
+BlockPlans plansFor(const StepRecurrence &r, int64_t sharedLimit,
+                    int64_t maxClusterSize) {
   return plansForShape(r.headSize, r.headSize, r.gates, r.heads,
                        r.weightElementType().getIntOrFloatBitWidth() / 8,
-                       sharedLimit);
+                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/1);
 }
 
 /// The plans for an adjoint `r`: a unit's one sum over the head's G*N gate
 /// gradients.
-BlockPlans plansFor(const rnn::AdjointRecurrence &r, int64_t sharedLimit) {
+BlockPlans plansFor(const rnn::AdjointRecurrence &r, int64_t sharedLimit,
+                    int64_t maxClusterSize) {
   return plansForShape(r.headSize, r.gates * r.headSize, 1, r.heads,
                        r.weightElementType().getIntOrFloatBitWidth() / 8,
-                       sharedLimit);
+                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/r.gates);
 }
 
 /// How each of the group's inputs reaches the cloned body.
@@ -314,6 +346,12 @@ protected:
     MLIRContext *ctx = b.getContext();
     thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
+    // The blocks of a cluster are consecutive: block rank r of a head's
+    // cluster holds its units r*BU .. r*BU + BU - 1.
+    if (plan.clusterSize > 1) {
+      rank = arith::RemUIOp::create(b, loc, block, constant(plan.clusterSize));
+      block = arith::DivUIOp::create(b, loc, block, constant(plan.clusterSize));
+    }
     head = arith::RemUIOp::create(b, loc, block, constant(heads));
     row = arith::DivUIOp::create(b, loc, block, constant(heads));
     Value headColumn = arith::MulIOp::create(b, loc, head, constant(units));
@@ -321,7 +359,15 @@ protected:
     unit = arith::DivUIOp::create(b, loc, thread, constant(plan.slices));
     slice = arith::RemUIOp::create(b, loc, thread, constant(plan.slices));
     active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
-                                   constant(units * plan.slices));
+                                   constant(plan.blockUnits * plan.slices));
+    if (plan.clusterSize > 1) {
+      unit = unitOf(unit);
+      active = arith::AndIOp::create(
+          b, loc, active,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, unit,
+                                constant(units)));
+    }
+
     first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, slice,
                                   constant(0));
     // Lanes beyond the last unit compute with the last unit's addresses
@@ -339,6 +385,55 @@ protected:
         MemRefType::get({2, plan.slices * plan.sliceSize}, b.getF32Type(),
                         MemRefLayoutAttrInterface{}, workgroup),
         shared, constant(plan.weightBytes), ValueRange{});
+    if (plan.clusterSize > 1)
+      stagedAddress = arith::IndexCastOp::create(
+          b, loc, b.getI64Type(),
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, staged));
+  }
+  /// The head's unit that the block's unit `blockUnit` is.
+  Value unitOf(Value blockUnit) {
+    if (!rank)
+      return blockUnit;
+    return arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, rank, constant(plan.blockUnits)),
+        blockUnit);
+  }
+  /// Stores `value` (f32) at (`half`, `position`) of the staged vector of
+  /// every block of the cluster (distributed shared memory), this block's
+  /// own included.
+  void stage(Value half, Value position, Value value) {
+    if (plan.clusterSize == 1) {
+      memref::StoreOp::create(b, loc, value, staged,
+                              ValueRange{half, position});
+      return;
+    }
+    Value element = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, half,
+                              constant(plan.slices * plan.sliceSize)),
+        position);
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        arith::MulIOp::create(b, loc, element, constant(4)));
+    Value address = arith::AddIOp::create(b, loc, stagedAddress, offset);
+    Value local = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+    for (int64_t target = 0; target < plan.clusterSize; ++target) {
+      Value remote = NVVM::MapaOp::create(
+          b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), local,
+          arith::ConstantIntOp::create(b, loc, target, 32));
+      LLVM::StoreOp::create(b, loc, value, remote);
+    }
+  }
+  /// The step's barrier: the block's, or the cluster's where the blocks of
+  /// a cluster write into each other's staged vectors.
+  void stepBarrier() {
+    if (plan.clusterSize == 1) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
   }
   /// Where input k of the staged vector lives: the lanes of a warp read S
   /// consecutive words.
@@ -514,6 +609,9 @@ protected:
   linalg::GenericOp pw;
   llvm::SetVector<Operation *> needed;
   Value thread, head, row, unit, slice, active, first, column;
+  /// The block's rank in its cluster (null for a block a head), and the
+  /// address of its staged vector.
+  Value rank, stagedAddress;
   gpu::AddressSpaceAttr workgroup;
   Value shared, staged;
   SmallVector<InputKind> kinds;
@@ -594,7 +692,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Type weightType = r.weightElementType();
     unsigned bits = weightType.getIntOrFloatBitWidth();
     Type wordType = b.getIntegerType(plan.wordBits);
-    int64_t lanes = units * slices;
+    int64_t lanes = plan.blockUnits * slices;
     weights = memref::ViewOp::create(
         b, loc,
         MemRefType::get({sliceSize, plan.words, lanes}, wordType,
@@ -610,7 +708,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value jw = arith::DivUIOp::create(b, loc, i, constant(lanes));
     Value word = arith::RemUIOp::create(b, loc, jw, constant(plan.words));
     Value j = arith::DivUIOp::create(b, loc, jw, constant(plan.words));
-    Value n = arith::DivUIOp::create(b, loc, lane, constant(slices));
+    Value n = unitOf(arith::DivUIOp::create(b, loc, lane, constant(slices)));
     Value k = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(
@@ -646,11 +744,27 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     }
     memref::StoreOp::create(b, loc, packed, weights, ValueRange{j, word, lane});
   }
-  // Both halves zero (the padding stays so), then h_0.
+  // Both halves zero (the padding stays so), then h_0: the unit's first
+  // lane stages its unit, or, where a cluster shares the head, the block
+  // stages all of it.
   zeroStaged();
   gpu::BarrierOp::create(b, loc);
   Value stagedUnit = stagedIndex(unit);
-  {
+  if (plan.clusterSize > 1) {
+    auto copy = scf::ForOp::create(b, loc, thread, constant(units),
+                                   constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
+    Value k = copy.getInductionVar();
+    Value h = memref::LoadOp::create(
+        b, loc, r.state,
+        ValueRange{
+            row, arith::AddIOp::create(
+                     b, loc,
+                     arith::MulIOp::create(b, loc, head, constant(units)), k)});
+    memref::StoreOp::create(b, loc, toF32(h), staged,
+                            ValueRange{c0, stagedIndex(k)});
+  } else {
     auto stage =
         scf::IfOp::create(b, loc, arith::AndIOp::create(b, loc, active, first),
                           /*withElseRegion=*/false);
@@ -674,7 +788,8 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   IRMapping outside = cloneOutside();
   SmallVector<Value> initial =
       loadLive(viewsFor(c0, outside), /*onlyPrefetched=*/false);
-  gpu::BarrierOp::create(b, loc);
+  // Every block of a cluster has staged h_0 before any writes h_1.
+  stepBarrier();
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
   OpBuilder::InsertionGuard guard(b);
@@ -741,13 +856,12 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   // new state for the next step.
   storeGroupResults(scalars, views, [&](unsigned index, Value result) {
     if (inits[index] == r.state)
-      memref::StoreOp::create(b, loc, toF32(result), staged,
-                              ValueRange{nextParity, stagedUnit});
+      stage(nextParity, stagedUnit, toF32(result));
   });
   // What lives on: the new carried states, the next step's prefetches.
   scf::YieldOp::create(b, loc, nextCarried(nextLive, live, scalars));
   b.setInsertionPointAfter(work);
-  gpu::BarrierOp::create(b, loc);
+  stepBarrier();
   scf::YieldOp::create(b, loc, work.getResults());
 }
 
@@ -808,7 +922,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       weightRegisters.push_back(weightAt(laneInput(thread, constant(j)), unit));
   } else {
     // weights[j][lane]: the lane's weight for its input j, in P's type.
-    int64_t lanes = units * slices;
+    int64_t lanes = plan.blockUnits * slices;
     weights = memref::ViewOp::create(
         b, loc,
         MemRefType::get({sliceSize, lanes}, weightType,
@@ -821,7 +935,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value i = copy.getInductionVar();
     Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
     Value j = arith::DivUIOp::create(b, loc, i, constant(lanes));
-    Value n = arith::DivUIOp::create(b, loc, lane, constant(slices));
+    Value n = unitOf(arith::DivUIOp::create(b, loc, lane, constant(slices)));
     Value w = weightAt(laneInput(lane, j), n);
     if (w.getType() != weightType)
       w = arith::TruncFOp::create(b, loc, weightType, w);
@@ -844,7 +958,9 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   // The state gradient S_0, last among the loop's values.
   initial.push_back(
       memref::LoadOp::create(b, loc, r.state, ValueRange{row, column}));
-  gpu::BarrierOp::create(b, loc);
+  // Every block of a cluster has zeroed its staged vector before any
+  // writes into it.
+  stepBarrier();
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
   Value finalState;
@@ -888,8 +1004,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     storeGroupResults(scalars, views, [&](unsigned index, Value result) {
       if (std::optional<int64_t> gate = r.gateOfInit[index]) {
         Value k = arith::AddIOp::create(b, loc, constant(*gate * units), unit);
-        memref::StoreOp::create(b, loc, toF32(result), staged,
-                                ValueRange{parity, stagedIndex(k)});
+        stage(parity, stagedIndex(k), toF32(result));
       }
     });
     SmallVector<Value> carried = nextCarried(nextLive, live, scalars);
@@ -900,7 +1015,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     }
     scf::YieldOp::create(b, loc, carried);
     b.setInsertionPointAfter(work);
-    gpu::BarrierOp::create(b, loc);
+    stepBarrier();
 
     // The product: this lane's slice of the staged gradients, then the
     // unit's lanes combined (onto the group's value of S where it
@@ -965,10 +1080,27 @@ void rewrite(scf::ForOp loop, Value state, int64_t heads,
         return arith::ConstantIndexOp::create(b, loc, v);
       };
       Value one = index(1);
-      Value blocks = arith::MulIOp::create(b, loc, batch, index(heads));
-      auto launch = gpu::LaunchOp::create(
-          b, loc, blocks, one, one, index(plan.threads), one, one,
-          arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32));
+      Value blocks =
+          arith::MulIOp::create(b, loc, batch, index(heads * plan.clusterSize));
+      Value sharedBytes =
+          arith::ConstantIntOp::create(b, loc, plan.sharedBytes, 32);
+      gpu::LaunchOp launch;
+      if (plan.clusterSize == 1) {
+        launch =
+            gpu::LaunchOp::create(b, loc, blocks, one, one, index(plan.threads),
+                                  one, one, sharedBytes);
+      } else {
+        launch = gpu::LaunchOp::create(
+            b, loc, blocks, one, one, index(plan.threads), one, one,
+            sharedBytes, /*asyncTokenType=*/nullptr,
+            /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+            /*privateAttributions=*/{}, index(plan.clusterSize), one, one);
+        // The builder leaves out the block arguments of the cluster ids and
+        // sizes that the op's verifier expects after the other twelve.
+        Block &body = launch.getBody().front();
+        while (body.getNumArguments() < launch.getNumConfigRegionAttributes())
+          body.addArgument(b.getIndexType(), loc);
+      }
       // Its blocks run for the whole sequence: launched in stream order,
       // never early behind the grid ahead (overlap-kernel-launches).
       launch->setAttr(rnn::kPersistentLaunchAttr, b.getUnitAttr());
@@ -995,12 +1127,14 @@ struct ConvertStepLoopsToBlockKernelsPass
         return;
       if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
           succeeded(r)) {
-        if (BlockPlans plans = plansFor(*r, maxSharedBytes); !plans.empty())
+        if (BlockPlans plans = plansFor(*r, maxSharedBytes, maxClusterSize);
+            !plans.empty())
           found.emplace_back(*r, plans);
       } else if (FailureOr<rnn::AdjointRecurrence> r =
                      rnn::matchAdjointRecurrence(loop);
                  succeeded(r)) {
-        if (BlockPlans plans = plansFor(*r, maxSharedBytes); !plans.empty())
+        if (BlockPlans plans = plansFor(*r, maxSharedBytes, maxClusterSize);
+            !plans.empty())
           adjoints.emplace_back(*r, plans);
       }
     });
@@ -1041,14 +1175,18 @@ struct ConvertStepLoopsToBlockKernelsPass
 /// loop, or why the step loop stays.
 static std::string describePlans(const BlockPlans &plans, int64_t units,
                                  int64_t gates, int64_t heads,
-                                 int64_t maxSharedBytes) {
+                                 int64_t maxSharedBytes,
+                                 int64_t maxClusterSize) {
   std::string text;
   llvm::raw_string_ostream os(text);
   if (plans.empty()) {
     os << "step loop: a head of " << units << " units and " << gates << " gate"
-       << (gates == 1 ? "" : "s") << " does not fit in one block ("
-       << maxSharedBytes
-       << " bytes of shared memory, 1024 threads) or runs faster so";
+       << (gates == 1 ? "" : "s") << " does not fit in "
+       << (maxClusterSize > 1
+               ? "a cluster of " + std::to_string(maxClusterSize) + " blocks"
+               : std::string("one block"))
+       << " (" << maxSharedBytes
+       << " bytes of shared memory, 1024 threads a block) or runs faster so";
     return text;
   }
   for (auto [index, plan] : llvm::enumerate(plans)) {
@@ -1056,27 +1194,37 @@ static std::string describePlans(const BlockPlans &plans, int64_t units,
        << plan.maxBatch;
     if (index + 1 == plans.size())
       os << " (the step loop beyond)";
-    os << ": " << heads << " x B blocks of " << plan.threads << " threads, "
-       << plan.slices << " lane" << (plan.slices == 1 ? "" : "s")
+    os << ": ";
+    if (plan.clusterSize > 1)
+      os << heads << " x B clusters of " << plan.clusterSize << " blocks, "
+         << plan.blockUnits << " units and " << plan.threads
+         << " threads a block (the state exchanged through distributed shared "
+            "memory), ";
+    else
+      os << heads << " x B blocks of " << plan.threads << " threads, ";
+    os << plan.slices << " lane" << (plan.slices == 1 ? "" : "s")
        << " a unit of " << plan.sliceSize << " inputs each, the weights in ";
     if (plan.weightsInRegisters)
       os << "registers";
     else
       os << "shared memory (" << plan.gatesPerWord << " gate"
          << (plan.gatesPerWord == 1 ? "" : "s") << " a word)";
-    os << ", " << plan.sharedBytes << " bytes of shared memory";
+    os << ", " << plan.sharedBytes << " bytes of shared memory, about "
+       << plan.stepCycles << " cycles a step";
   }
   return text;
 }
 
 std::string rnn::describeBlockKernel(const StepRecurrence &r,
-                                     int64_t maxSharedBytes) {
-  return describePlans(plansFor(r, maxSharedBytes), r.headSize, r.gates,
-                       r.heads, maxSharedBytes);
+                                     int64_t maxSharedBytes,
+                                     int64_t maxClusterSize) {
+  return describePlans(plansFor(r, maxSharedBytes, maxClusterSize), r.headSize,
+                       r.gates, r.heads, maxSharedBytes, maxClusterSize);
 }
 
 std::string rnn::describeBlockKernel(const AdjointRecurrence &r,
-                                     int64_t maxSharedBytes) {
-  return describePlans(plansFor(r, maxSharedBytes), r.headSize, r.gates,
-                       r.heads, maxSharedBytes);
+                                     int64_t maxSharedBytes,
+                                     int64_t maxClusterSize) {
+  return describePlans(plansFor(r, maxSharedBytes, maxClusterSize), r.headSize,
+                       r.gates, r.heads, maxSharedBytes, maxClusterSize);
 }

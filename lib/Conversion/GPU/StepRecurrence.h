@@ -139,14 +139,15 @@ mlir::Value buildBatchGuard(mlir::OpBuilder &b, mlir::scf::ForOp loop,
 bool runsOnDeviceLibrary(const StepRecurrence &r);
 
 /// What convert-step-loops-to-block-kernels makes of `r` with
-/// `maxSharedBytes` of shared memory a block: the kernel's shape and the
-/// batches it runs for, or why the step loop stays.
-std::string describeBlockKernel(const StepRecurrence &r,
-                                int64_t maxSharedBytes);
+/// `maxSharedBytes` of shared memory a block and clusters of up to
+/// `maxClusterSize` blocks: the kernel's shape and the batches it runs for,
+/// or why the step loop stays.
+std::string describeBlockKernel(const StepRecurrence &r, int64_t maxSharedBytes,
+                                int64_t maxClusterSize);
 /// The same for a derived backward's step loop (group, then the transposed
 /// product).
 std::string describeBlockKernel(const AdjointRecurrence &r,
-                                int64_t maxSharedBytes);
+                                int64_t maxSharedBytes, int64_t maxClusterSize);
 
 } // namespace rnn
 
