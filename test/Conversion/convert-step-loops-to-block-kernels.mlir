@@ -296,8 +296,9 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // clusters (sm_90), two blocks share the head, each holding 128 units'
 // weights in shared memory (8 lanes a unit of 32 inputs, 1024 threads), all
 // of h_{t-1} staged in each; a unit's first lane stores its new h into both
-// blocks' staged vectors (mapa + st.shared::cluster), and the step's barrier
-// is the cluster's.
+// blocks' staged vectors (mapa + st.async), whose bytes complete the
+// target block's mbarrier of that half: a block waits for the whole vector
+// on its mbarrier, not for the other blocks at a barrier.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -311,7 +312,7 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // CLUSTER: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x256xf32>
 // CLUSTER: scf.if
 // CLUSTER:   %[[BLOCKS:.*]] = arith.muli %[[B]], %c2
-// CLUSTER:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c1024{{.*}}) dynamic_shared_memory_size %c133120_i32
+// CLUSTER:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c1024{{.*}}) dynamic_shared_memory_size %c133136_i32
 // CLUSTER:     %[[RANK:.*]] = arith.remui %[[BX]], %c2
 // CLUSTER:     %[[CLUSTER:.*]] = arith.divui %[[BX]], %c2
 // CLUSTER:     %[[ROW:.*]] = arith.divui %[[CLUSTER]], %c1
@@ -331,21 +332,40 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // CLUSTER:     scf.for %[[K:.*]] = %[[TX]] to %c256{{.*}} step %c1024{{.*}} {
 // CLUSTER:       memref.load %[[S]][%[[ROW]], %{{.*}}]
 // CLUSTER:       memref.store %{{.*}}, %[[STAGED]]
+// Two mbarriers (one per half of the staged vector), then the only cluster
+// barrier: every block has zeroed, staged h_0 and initialised them.
+// CLUSTER:     scf.if
+// CLUSTER-COUNT-2: nvvm.mbarrier.init
+// CLUSTER:       nvvm.fence.mbarrier.init
 // CLUSTER:     nvvm.cluster.arrive {aligned}
 // CLUSTER:     nvvm.cluster.wait {aligned}
-// CLUSTER:     scf.for
-// CLUSTER-COUNT-32: math.fma
-// CLUSTER:       math.tanh
+// CLUSTER:     scf.for %[[STEP:.*]] = {{.*}} iter_args
+// Thread 0 expects the next half's 1024 bytes (not on the last step), and
+// every thread waits for this step's half from the second step on.
 // CLUSTER:       scf.if
-// CLUSTER:         %[[LOCAL_PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
-// CLUSTER:         %[[TO0:.*]] = nvvm.mapa %[[LOCAL_PTR]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CLUSTER:         llvm.store %{{.*}}, %[[TO0]] : f32, !llvm.ptr<7>
-// CLUSTER:         %[[TO1:.*]] = nvvm.mapa %[[LOCAL_PTR]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CLUSTER:         llvm.store %{{.*}}, %[[TO1]] : f32, !llvm.ptr<7>
+// CLUSTER:         nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c1024_i32
+// CLUSTER:       arith.cmpi uge, %[[STEP]]
+// CLUSTER:       scf.if
+// CLUSTER:         nvvm.mbarrier.try_wait.parity
+// CLUSTER-COUNT-32: math.fma
+// The block's reads of the staged vector end before anyone writes it again.
+// CLUSTER:       gpu.barrier
+// CLUSTER:       math.tanh
+// The unit's first lane, but on the last step: its new h into both blocks'
+// staged vectors, each store counted by the target block's mbarrier.
+// CLUSTER:         scf.if
+// CLUSTER:           %[[H:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CLUSTER:           %[[BAR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<3>
+// CLUSTER:           nvvm.mapa %[[H]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:           nvvm.mapa %[[BAR]], %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:           llvm.inline_asm has_side_effects "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, [$2];"
+// CLUSTER:           nvvm.mapa %[[H]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:           nvvm.mapa %[[BAR]], %c1_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:           llvm.inline_asm has_side_effects "st.async
 // CLUSTER:         memref.store %{{.*}}, %[[S]]
-// CLUSTER:       nvvm.cluster.arrive {aligned}
-// CLUSTER:       nvvm.cluster.wait {aligned}
+// No barrier at the end of the step: the next one waits on its mbarrier.
 // CLUSTER-NOT:   gpu.barrier
+// CLUSTER-NOT:   nvvm.cluster
 // CLUSTER:     gpu.terminator
 // The step loop stays for larger batches.
 // CLUSTER:   scf.for

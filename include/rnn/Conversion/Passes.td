@@ -332,8 +332,9 @@ def ConvertStepLoopsToBlockKernels
     block is shared by a cluster of 2 to 8 blocks, each holding a slice of
     its units and a whole copy of the staged vector: a unit's new state
     (the backward: its gate gradients) is stored into every block of the
-    cluster (`nvvm.mapa`, distributed shared memory) and the step's
-    barrier is the cluster's.
+    cluster with `st.async` (distributed shared memory), whose bytes
+    complete the target block's mbarrier of that half of the vector, and
+    each block waits on its own mbarrier instead of a barrier.
 
     A cost model gives each recurrence the largest batch for which the
     kernel is expected to beat the step loop (the kernel's shared-memory

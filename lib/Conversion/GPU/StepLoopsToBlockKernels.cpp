@@ -29,6 +29,13 @@
 // (AdjointKernelBuilder): the group first, its gate gradients staged in
 // shared memory, then each unit's sum over the head's G*N of them.
 //
+// On sm_90 a head whose weights fit in no block is shared by a cluster of
+// 2 to 8 blocks, each holding a slice of its units and a whole copy of the
+// staged vector. The blocks exchange what they stage through distributed
+// shared memory: `st.async` stores into every block of the cluster, counted
+// by the target's mbarrier of that half of the vector, on which its threads
+// wait; no cluster-wide barrier a step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "StepRecurrence.h"
@@ -69,13 +76,17 @@ constexpr int64_t kMultiprocessors = 132;
 constexpr int64_t kStepLoopCycles = 4000;
 /// Inputs one lane sums at most before the units get more lanes.
 constexpr int64_t kMaxSlice = 16;
-/// What a step of a cluster costs beyond a block's: the cluster barrier
-/// after the stores into the other blocks' shared memory. Fitted to the
-/// H100 (docs/persistent-recurrences.md, "Clusters"): the zoo's cells at
-/// H = 150 and 300 took 1.3k to 3k cycles a step more than the same model
-/// of a block's step predicts for one block.
+/// What a step of a cluster costs beyond a block's: the stores into the
+/// other blocks' shared memory and the wait for theirs. Fitted to the H100
+/// (docs/persistent-recurrences.md, "Clusters"): the zoo's cells at H = 150
+/// and 300 took 1.3k to 3k cycles a step more than the model of a block's
+/// step predicts for one block (with a cluster barrier a step; the
+/// mbarrier exchange is 1.07x to 1.29x faster, and the estimate stays).
 constexpr int64_t kClusterStepCycles = 2000;
 constexpr int64_t kRemoteStoreCycles = 40;
+/// A cluster kernel's two mbarriers (one per half of the staged vector),
+/// after the staged vector.
+constexpr int64_t kBarrierBytes = 16;
 /// Registers a lane may give to weights, and what it needs besides.
 constexpr int64_t kWeightRegisters = 64;
 constexpr int64_t kOtherRegisters = 40;
@@ -125,7 +136,8 @@ int64_t roundUp(int64_t value, int64_t multiple) {
 std::optional<BlockPlan> planWithSlices(int64_t slices, int64_t units,
                                         int64_t inputs, int64_t gates,
                                         int64_t elementBytes,
-                                        int64_t sharedLimit) {
+                                        int64_t sharedLimit,
+                                        int64_t extraBytes = 0) {
   BlockPlan plan;
   plan.slices = slices;
   plan.sliceSize = (inputs + plan.slices - 1) / plan.slices;
@@ -146,7 +158,8 @@ std::optional<BlockPlan> planWithSlices(int64_t slices, int64_t units,
     plan.weightBytes = plan.weightsInRegisters
                            ? 0
                            : plan.words * padded * units * plan.wordBits / 8;
-    plan.sharedBytes = roundUp(plan.weightBytes, 16) + 2 * padded * 4;
+    plan.sharedBytes =
+        roundUp(plan.weightBytes, 16) + 2 * padded * 4 + extraBytes;
     if (plan.sharedBytes <= sharedLimit)
       break;
   }
@@ -205,8 +218,9 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
       continue;
     for (int64_t slices = 1; slices <= kWarp && blockUnits * slices <= 1024;
          slices *= 2) {
-      if (std::optional<BlockPlan> plan = planWithSlices(
-              slices, blockUnits, inputs, gates, elementBytes, sharedLimit)) {
+      if (std::optional<BlockPlan> plan =
+              planWithSlices(slices, blockUnits, inputs, gates, elementBytes,
+                             sharedLimit, cluster > 1 ? kBarrierBytes : 0)) {
         plan->clusterSize = cluster;
         plan->blockUnits = blockUnits;
         if (cluster > 1)
@@ -385,10 +399,71 @@ protected:
         MemRefType::get({2, plan.slices * plan.sliceSize}, b.getF32Type(),
                         MemRefLayoutAttrInterface{}, workgroup),
         shared, constant(plan.weightBytes), ValueRange{});
-    if (plan.clusterSize > 1)
+    if (plan.clusterSize > 1) {
       stagedAddress = arith::IndexCastOp::create(
           b, loc, b.getI64Type(),
           memref::ExtractAlignedPointerAsIndexOp::create(b, loc, staged));
+      barrierAddress = arith::AddIOp::create(
+          b, loc, stagedAddress,
+          arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                       2 * plan.slices * plan.sliceSize * 4));
+    }
+  }
+  /// The local shared-memory pointer `offset` (i64 bytes) past `base`.
+  Value sharedPointer(Value base, Value offset) {
+    Value address = arith::AddIOp::create(b, loc, base, offset);
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+  }
+  /// The mbarrier of the staged vector's half `half` (index).
+  Value barrierOf(Value half) {
+    return sharedPointer(barrierAddress,
+                         arith::IndexCastOp::create(
+                             b, loc, b.getI64Type(),
+                             arith::MulIOp::create(b, loc, half, constant(8))));
+  }
+  Value i32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+  /// Runs `body` on the block's thread 0 where `condition` (or always).
+  void onThreadZero(function_ref<void()> body, Value condition = {}) {
+    Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         thread, constant(0));
+    if (condition)
+      isZero = arith::AndIOp::create(b, loc, isZero, condition);
+    auto only = scf::IfOp::create(b, loc, isZero, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    body();
+  }
+  /// A cluster kernel's exchange, where the blocks never wait for each
+  /// other at a barrier: each half of the staged vector has an mbarrier of
+  /// one arrival (thread 0's, which also expects the half's bytes), and the
+  /// blocks' `st.async` stores complete its transactions, so that its phase
+  /// completes when the whole vector has arrived. Initialised before the
+  /// cluster barrier that precedes the first step.
+  void initBarriers() {
+    onThreadZero([&] {
+      for (int64_t half = 0; half < 2; ++half)
+        NVVM::MBarrierInitOp::create(b, loc, barrierOf(constant(half)), i32(1),
+                                     Value());
+      NVVM::FenceMbarrierInitOp::create(b, loc);
+    });
+  }
+  /// Thread 0 expects `bytes` into half `half` (where `condition`).
+  void expectStaged(Value half, int64_t bytes, Value condition = {}) {
+    onThreadZero(
+        [&] {
+          NVVM::MBarrierArriveExpectTxOp::create(
+              b, loc, Type(), barrierOf(half), i32(bytes),
+              NVVM::MemScopeKind::CTA, /*relaxed=*/false, Value());
+        },
+        condition);
+  }
+  /// Every thread waits until half `half` has arrived (its mbarrier's phase
+  /// of parity `parity`, an index of 0 or 1).
+  void waitStaged(Value half, Value parity) {
+    NVVM::MBarrierTryWaitParityOp::create(
+        b, loc, barrierOf(half),
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), parity), i32(0));
   }
   /// The head's unit that the block's unit `blockUnit` is.
   Value unitOf(Value blockUnit) {
@@ -415,19 +490,35 @@ protected:
     Value offset = arith::IndexCastOp::create(
         b, loc, b.getI64Type(),
         arith::MulIOp::create(b, loc, element, constant(4)));
-    Value address = arith::AddIOp::create(b, loc, stagedAddress, offset);
-    Value local = LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
+    Value local = sharedPointer(stagedAddress, offset);
+    Value localBarrier = barrierOf(half);
+    auto clusterPointer = LLVM::LLVMPointerType::get(b.getContext(), 7);
+    Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), value);
     for (int64_t target = 0; target < plan.clusterSize; ++target) {
-      Value remote = NVVM::MapaOp::create(
-          b, loc, LLVM::LLVMPointerType::get(b.getContext(), 7), local,
-          arith::ConstantIntOp::create(b, loc, target, 32));
-      LLVM::StoreOp::create(b, loc, value, remote);
+      Value rankValue = i32(target);
+      Value remote =
+          NVVM::MapaOp::create(b, loc, clusterPointer, local, rankValue);
+      Value remoteBarrier =
+          NVVM::MapaOp::create(b, loc, clusterPointer, localBarrier, rankValue);
+      // No NVVM op for st.async: the store, its bytes counted by the target
+      // block's mbarrier of this half.
+      LLVM::InlineAsmOp::create(
+          b, loc, TypeRange{},
+          ValueRange{
+              LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), remote), bits,
+              LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), remoteBarrier)},
+          "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [$0], $1, "
+          "[$2];",
+          "l,r,l", /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          /*asm_dialect=*/LLVM::AsmDialectAttr(),
+          /*operand_attrs=*/ArrayAttr());
     }
   }
-  /// The step's barrier: the block's, or the cluster's where the blocks of
-  /// a cluster write into each other's staged vectors.
-  void stepBarrier() {
+  /// The barrier before the first step: the block's, or the cluster's
+  /// where the blocks write into each other's staged vectors (each has
+  /// zeroed its own and initialised its mbarriers before any writes).
+  void startBarrier() {
     if (plan.clusterSize == 1) {
       gpu::BarrierOp::create(b, loc);
       return;
@@ -611,7 +702,7 @@ protected:
   Value thread, head, row, unit, slice, active, first, column;
   /// The block's rank in its cluster (null for a block a head), and the
   /// address of its staged vector.
-  Value rank, stagedAddress;
+  Value rank, stagedAddress, barrierAddress;
   gpu::AddressSpaceAttr workgroup;
   Value shared, staged;
   SmallVector<InputKind> kinds;
@@ -788,8 +879,11 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   IRMapping outside = cloneOutside();
   SmallVector<Value> initial =
       loadLive(viewsFor(c0, outside), /*onlyPrefetched=*/false);
+  const bool clustered = plan.clusterSize > 1;
+  if (clustered)
+    initBarriers();
   // Every block of a cluster has staged h_0 before any writes h_1.
-  stepBarrier();
+  startBarrier();
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
   OpBuilder::InsertionGuard guard(b);
@@ -800,12 +894,34 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   IRMapping views = viewsFor(step, outside);
   // The next step's views (the last step reads its own again).
   Value last = arith::SubIOp::create(b, loc, steps, c1);
+  Value notLast =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, last);
   Value next = arith::MinUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, step, c1), last);
   IRMapping nextViews = viewsFor(next, outside);
 
-  // Next step's prefetched inputs first: their loads overlap the product.
+  // Next step's prefetched inputs first: their loads overlap the product
+  // (and the wait for h_{t-1}).
   SmallVector<Value> nextLive = loadLive(nextViews, /*onlyPrefetched=*/true);
+  if (clustered) {
+    // Step t writes h_t into half (t+1) % 2 of every block but on the last
+    // step (nobody reads it); step t >= 1 waits for half t % 2, the
+    // ((t - 1) / 2)-th phase of its mbarrier (step 0 reads h_0, staged
+    // by the block itself).
+    expectStaged(nextParity, units * 4, notLast);
+    auto wait = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, step, c1),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inWait(b);
+    b.setInsertionPointToStart(&wait.getThenRegion().front());
+    waitStaged(parity,
+               arith::RemUIOp::create(
+                   b, loc,
+                   arith::DivUIOp::create(
+                       b, loc, arith::SubIOp::create(b, loc, step, c1), c2),
+                   c2));
+  }
 
   // This lane's part of the gate sums of its unit over the head's staged
   // h_{t-1} (unrolled: the loads issue together), then the unit's lanes
@@ -831,6 +947,11 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     }
   }
   combineLanes(sums);
+  // Where the other blocks write into this block's staged vector, none may
+  // write the next step's half before every thread here has read the last
+  // step's from it: they write after their own reads, behind this barrier.
+  if (clustered)
+    gpu::BarrierOp::create(b, loc);
 
   auto work = scf::IfOp::create(b, loc, liveTypes, active,
                                 /*withElseRegion=*/true);
@@ -855,13 +976,23 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   // The unit's first lane stores what the group writes, and stages the
   // new state for the next step.
   storeGroupResults(scalars, views, [&](unsigned index, Value result) {
-    if (inits[index] == r.state)
+    if (inits[index] != r.state)
+      return;
+    if (!clustered) {
       stage(nextParity, stagedUnit, toF32(result));
+      return;
+    }
+    auto notLastStep =
+        scf::IfOp::create(b, loc, notLast, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inStage(b);
+    b.setInsertionPointToStart(&notLastStep.getThenRegion().front());
+    stage(nextParity, stagedUnit, toF32(result));
   });
   // What lives on: the new carried states, the next step's prefetches.
   scf::YieldOp::create(b, loc, nextCarried(nextLive, live, scalars));
   b.setInsertionPointAfter(work);
-  stepBarrier();
+  if (!clustered)
+    gpu::BarrierOp::create(b, loc);
   scf::YieldOp::create(b, loc, work.getResults());
 }
 
@@ -958,9 +1089,18 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   // The state gradient S_0, last among the loop's values.
   initial.push_back(
       memref::LoadOp::create(b, loc, r.state, ValueRange{row, column}));
+  const bool clustered = plan.clusterSize > 1;
+  if (clustered)
+    initBarriers();
   // Every block of a cluster has zeroed its staged vector before any
   // writes into it.
-  stepBarrier();
+  startBarrier();
+  // What a step stages into each block: every unit's gate gradients.
+  int64_t stagedBytes = llvm::count_if(r.gateOfInit,
+                                       [](std::optional<int64_t> gate) {
+                                         return gate.has_value();
+                                       }) *
+                        units * 4;
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
   Value finalState;
@@ -969,6 +1109,10 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     b.setInsertionPointToStart(stepLoop.getBody());
     Value step = stepLoop.getInductionVar();
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
+    // Step t stages into half t % 2 of every block: the (t / 2)-th phase of
+    // its mbarrier.
+    if (clustered)
+      expectStaged(parity, stagedBytes);
     IRMapping views = viewsFor(step, outside);
     Value last = arith::SubIOp::create(b, loc, steps, c1);
     Value next = arith::MinUIOp::create(
@@ -1015,7 +1159,12 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     }
     scf::YieldOp::create(b, loc, carried);
     b.setInsertionPointAfter(work);
-    stepBarrier();
+    if (clustered)
+      waitStaged(parity,
+                 arith::RemUIOp::create(
+                     b, loc, arith::DivUIOp::create(b, loc, step, c2), c2));
+    else
+      gpu::BarrierOp::create(b, loc);
 
     // The product: this lane's slice of the staged gradients, then the
     // unit's lanes combined (onto the group's value of S where it
@@ -1033,6 +1182,11 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       sum = math::FmaOp::create(b, loc, g, w, sum);
     }
     combineLanes(sum);
+    // The other blocks stage the step after next into this half: only
+    // after every thread here has read it (they stage the next step behind
+    // this barrier, and wait for it before they stage again).
+    if (clustered)
+      gpu::BarrierOp::create(b, loc);
     SmallVector<Value> results(work.getResults());
     if (r.accumulates)
       sum = arith::AddFOp::create(b, loc, results.pop_back_val(), sum);
