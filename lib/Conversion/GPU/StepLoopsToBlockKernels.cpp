@@ -794,18 +794,20 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                                    constant(plan.threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
+    // Consecutive threads read consecutive inputs k of one row of U (the
+    // loads coalesce) and scatter them into the lanes' layout: i = (n, w, k)
+    // with k fastest, k = s*KS + j.
     Value i = copy.getInductionVar();
-    Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
-    Value jw = arith::DivUIOp::create(b, loc, i, constant(lanes));
-    Value word = arith::RemUIOp::create(b, loc, jw, constant(plan.words));
-    Value j = arith::DivUIOp::create(b, loc, jw, constant(plan.words));
-    Value n = unitOf(arith::DivUIOp::create(b, loc, lane, constant(slices)));
-    Value k = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(
-            b, loc, arith::RemUIOp::create(b, loc, lane, constant(slices)),
-            constant(sliceSize)),
-        j);
+    int64_t padded = slices * sliceSize;
+    Value k = arith::RemUIOp::create(b, loc, i, constant(padded));
+    Value nw = arith::DivUIOp::create(b, loc, i, constant(padded));
+    Value word = arith::RemUIOp::create(b, loc, nw, constant(plan.words));
+    Value blockUnit = arith::DivUIOp::create(b, loc, nw, constant(plan.words));
+    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
+    Value lane = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
+        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    Value n = unitOf(blockUnit);
     Value packed = arith::ConstantIntOp::create(b, loc, wordType, 0);
     for (int64_t p = 0; p < plan.gatesPerWord; ++p) {
       Value g = arith::AddIOp::create(
@@ -1063,11 +1065,19 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
                                    constant(plan.threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(copy.getBody());
+    // Consecutive threads read consecutive units n of one row k of U (the
+    // loads coalesce) and scatter them into the lanes' layout: i = (k, n)
+    // with n fastest, k = s*KS + j.
     Value i = copy.getInductionVar();
-    Value lane = arith::RemUIOp::create(b, loc, i, constant(lanes));
-    Value j = arith::DivUIOp::create(b, loc, i, constant(lanes));
-    Value n = unitOf(arith::DivUIOp::create(b, loc, lane, constant(slices)));
-    Value w = weightAt(laneInput(lane, j), n);
+    Value blockUnit =
+        arith::RemUIOp::create(b, loc, i, constant(plan.blockUnits));
+    Value k = arith::DivUIOp::create(b, loc, i, constant(plan.blockUnits));
+    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
+    Value lane = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
+        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    Value n = unitOf(blockUnit);
+    Value w = weightAt(k, n);
     if (w.getType() != weightType)
       w = arith::TruncFOp::create(b, loc, weightType, w);
     memref::StoreOp::create(b, loc, w, weights, ValueRange{j, lane});
