@@ -84,9 +84,6 @@ constexpr int64_t kMaxSlice = 16;
 /// mbarrier exchange is 1.07x to 1.29x faster, and the estimate stays).
 constexpr int64_t kClusterStepCycles = 2000;
 constexpr int64_t kRemoteStoreCycles = 40;
-/// Elements of the weights' set-up copy a thread loads before it stores
-/// them: their loads are in flight together.
-constexpr int64_t kCopyBatch = 8;
 /// A cluster kernel's two mbarriers (one per half of the staged vector),
 /// after the staged vector.
 constexpr int64_t kBarrierBytes = 16;
@@ -539,37 +536,6 @@ protected:
             constant(plan.slices)),
         arith::DivUIOp::create(b, loc, k, constant(plan.sliceSize)));
   }
-  /// A copy into shared memory spread over the block's threads, kCopyBatch
-  /// elements a thread at a time: `produce` gives element i's value (i in
-  /// [0, total), clamped) and its indices into `target`. A batch's loads
-  /// all issue before its stores (one memory latency a batch, not one an
-  /// element), and only elements below `total` are stored.
-  void spreadCopy(
-      int64_t total, Value target,
-      function_ref<std::pair<Value, SmallVector<Value>>(Value)> produce) {
-    auto copy = scf::ForOp::create(b, loc, thread, constant(total),
-                                   constant(plan.threads * kCopyBatch));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(copy.getBody());
-    SmallVector<std::tuple<Value, Value, SmallVector<Value>>> batch;
-    for (int64_t u = 0; u < kCopyBatch; ++u) {
-      Value i = arith::AddIOp::create(b, loc, copy.getInductionVar(),
-                                      constant(u * plan.threads));
-      auto [value, indices] =
-          produce(arith::MinUIOp::create(b, loc, i, constant(total - 1)));
-      batch.emplace_back(i, value, indices);
-    }
-    for (auto &[i, value, indices] : batch) {
-      auto inRange = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
-                                constant(total)),
-          /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inStore(b);
-      b.setInsertionPointToStart(&inRange.getThenRegion().front());
-      memref::StoreOp::create(b, loc, value, target, indices);
-    }
-  }
   /// Both halves of the staged vector zero (the padding stays so).
   void zeroStaged() {
     int64_t padded = plan.slices * plan.sliceSize;
@@ -823,51 +789,53 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
         MemRefType::get({sliceSize, plan.words, lanes}, wordType,
                         MemRefLayoutAttrInterface{}, workgroup),
         shared, constant(0), ValueRange{});
+    auto copy = scf::ForOp::create(b, loc, thread,
+                                   constant(sliceSize * plan.words * lanes),
+                                   constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
     // Consecutive threads read consecutive inputs k of one row of U (the
     // loads coalesce) and scatter them into the lanes' layout: i = (n, w, k)
     // with k fastest, k = s*KS + j.
+    Value i = copy.getInductionVar();
     int64_t padded = slices * sliceSize;
-    spreadCopy(sliceSize * plan.words * lanes, weights, [&](Value i) {
-      Value k = arith::RemUIOp::create(b, loc, i, constant(padded));
-      Value nw = arith::DivUIOp::create(b, loc, i, constant(padded));
-      Value word = arith::RemUIOp::create(b, loc, nw, constant(plan.words));
-      Value blockUnit =
-          arith::DivUIOp::create(b, loc, nw, constant(plan.words));
-      Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
-      Value lane = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
-          arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
-      Value n = unitOf(blockUnit);
-      Value packed = arith::ConstantIntOp::create(b, loc, wordType, 0);
-      for (int64_t p = 0; p < plan.gatesPerWord; ++p) {
-        Value g = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, word, constant(plan.gatesPerWord)),
-            constant(p));
-        // A gate past the last reads gate G - 1 and is masked to zero.
-        Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g,
-                                           constant(gates));
-        Value w = weightAt(
-            arith::MinUIOp::create(b, loc, g, constant(gates - 1)), n, k);
-        w = arith::SelectOp::create(
-            b, loc, real, w,
-            arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                      b.getF32FloatAttr(0.0f)));
-        if (w.getType() != weightType)
-          w = arith::TruncFOp::create(b, loc, weightType, w);
-        Value asInt =
-            arith::BitcastOp::create(b, loc, b.getIntegerType(bits), w);
-        Value wide = asInt;
-        if (plan.wordBits > bits)
-          wide = arith::ExtUIOp::create(b, loc, wordType, asInt);
-        if (p)
-          wide = arith::ShLIOp::create(
-              b, loc, wide,
-              arith::ConstantIntOp::create(b, loc, wordType, p * bits));
-        packed = arith::OrIOp::create(b, loc, packed, wide);
-      }
-      return std::make_pair(packed, SmallVector<Value>{j, word, lane});
-    });
+    Value k = arith::RemUIOp::create(b, loc, i, constant(padded));
+    Value nw = arith::DivUIOp::create(b, loc, i, constant(padded));
+    Value word = arith::RemUIOp::create(b, loc, nw, constant(plan.words));
+    Value blockUnit = arith::DivUIOp::create(b, loc, nw, constant(plan.words));
+    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
+    Value lane = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
+        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    Value n = unitOf(blockUnit);
+    Value packed = arith::ConstantIntOp::create(b, loc, wordType, 0);
+    for (int64_t p = 0; p < plan.gatesPerWord; ++p) {
+      Value g = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, word, constant(plan.gatesPerWord)),
+          constant(p));
+      // A gate past the last reads gate G - 1 and is masked to zero.
+      Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, g,
+                                         constant(gates));
+      Value w = weightAt(arith::MinUIOp::create(b, loc, g, constant(gates - 1)),
+                         n, k);
+      w = arith::SelectOp::create(
+          b, loc, real, w,
+          arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                    b.getF32FloatAttr(0.0f)));
+      if (w.getType() != weightType)
+        w = arith::TruncFOp::create(b, loc, weightType, w);
+      Value asInt = arith::BitcastOp::create(b, loc, b.getIntegerType(bits), w);
+      Value wide = asInt;
+      if (plan.wordBits > bits)
+        wide = arith::ExtUIOp::create(b, loc, wordType, asInt);
+      if (p)
+        wide = arith::ShLIOp::create(
+            b, loc, wide,
+            arith::ConstantIntOp::create(b, loc, wordType, p * bits));
+      packed = arith::OrIOp::create(b, loc, packed, wide);
+    }
+    memref::StoreOp::create(b, loc, packed, weights, ValueRange{j, word, lane});
   }
   // Both halves zero (the padding stays so), then h_0: the unit's first
   // lane stages its unit, or, where a cluster shares the head, the block
@@ -1093,23 +1061,26 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
         MemRefType::get({sliceSize, lanes}, weightType,
                         MemRefLayoutAttrInterface{}, workgroup),
         shared, c0, ValueRange{});
+    auto copy = scf::ForOp::create(b, loc, thread, constant(sliceSize * lanes),
+                                   constant(plan.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(copy.getBody());
     // Consecutive threads read consecutive units n of one row k of U (the
     // loads coalesce) and scatter them into the lanes' layout: i = (k, n)
     // with n fastest, k = s*KS + j.
-    spreadCopy(sliceSize * lanes, weights, [&](Value i) {
-      Value blockUnit =
-          arith::RemUIOp::create(b, loc, i, constant(plan.blockUnits));
-      Value k = arith::DivUIOp::create(b, loc, i, constant(plan.blockUnits));
-      Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
-      Value lane = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
-          arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
-      Value n = unitOf(blockUnit);
-      Value w = weightAt(k, n);
-      if (w.getType() != weightType)
-        w = arith::TruncFOp::create(b, loc, weightType, w);
-      return std::make_pair(w, SmallVector<Value>{j, lane});
-    });
+    Value i = copy.getInductionVar();
+    Value blockUnit =
+        arith::RemUIOp::create(b, loc, i, constant(plan.blockUnits));
+    Value k = arith::DivUIOp::create(b, loc, i, constant(plan.blockUnits));
+    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
+    Value lane = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
+        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    Value n = unitOf(blockUnit);
+    Value w = weightAt(k, n);
+    if (w.getType() != weightType)
+      w = arith::TruncFOp::create(b, loc, weightType, w);
+    memref::StoreOp::create(b, loc, w, weights, ValueRange{j, lane});
   }
   zeroStaged();
 
