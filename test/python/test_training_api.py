@@ -86,6 +86,31 @@ def test_bf16_matmuls_against_f64(compile_lstm):
         assert err < 2e-2, f"gradient of argument #{k}: relative error {err:.3g}"
 
 
+def test_gru_bf16_matmuls_against_f64(compile_lstm):
+    """--matmul-type=bf16 for the GRU, whose backward's product accumulates onto the direct
+    path's f32 gradient (dh = z dh' + dgates U): within bf16 rounding of the f64 gradients."""
+    from test_examples import ARGS
+    text = (EXAMPLES_DIR / "gru.mlir").read_text()
+    bf16 = compile_lstm("gru-bf16", text=text, training=True,
+                        extra_args=("--matmul-type=bf16",))
+    f64 = compile_lstm("gru-f64", text=text.replace("f32", "f64"), training=True)
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(tuple({"T": 6, "B": 3}.get(d, d) for d in spec))
+            * (1.0 if any(d in ("T", "B") for d in spec) else 0.3) for spec in ARGS["gru"]]
+
+    def grads(model, arrays):
+        results, saved = model.train_forward("gru_seq", *arrays)
+        w = np.random.default_rng(4)
+        weights = [w.standard_normal(r.shape).astype(r.dtype) for r in results]
+        return model.backward("gru_seq", arrays, results, saved, weights)
+
+    ref = grads(f64, args)
+    ours = grads(bf16, [a.astype(np.float32) for a in args])
+    for k, (o, r) in enumerate(zip(ours, ref)):
+        err = np.max(np.abs(o - r)) / np.max(np.abs(r))
+        assert err < 2e-2, f"gradient of argument #{k}: relative error {err:.3g}"
+
+
 def test_without_training(compile_lstm):
     model = compile_lstm("lstm-plain")
     with pytest.raises(rnn.RNNError, match="RNN_ERROR_NOT_FOUND.*--training"):

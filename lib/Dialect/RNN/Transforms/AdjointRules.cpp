@@ -135,18 +135,27 @@ LogicalResult AdjointBuilder::applyMatmul(MatmulOp matmul, Value g) {
     accumulate(acc, g);
   Value gw = castTo(g, elementOf(weight));
   if (!sink.takeLhsGradient(matmul, gw)) {
-    Value product = matmulFlipped(gw, p(weight), inOut, tf32, elementOf(lhs));
-    // Where lhs already has a gradient of the product's type (the GRU's
-    // dh = z·dh' + dgates·U), the product accumulates onto it in the GEMM
-    // (`acc`) instead of in a pointwise kernel of its own after it.
-    Value existing = gradient(lhs);
+    // Where lhs is the 16-bit copy of a value of the product's type (a state
+    // h multiplied in bf16: rnn.cast h), the product is h's gradient
+    // contribution as it is: it goes to h directly, in f32, not rounded to
+    // the copy's type and back by the cast's rule.
+    Value target = lhs;
+    if (auto cast = lhs.getDefiningOp<CastOp>();
+        cast && elementOf(cast.getInput()) == productElement(elementOf(weight)))
+      target = cast.getInput();
+    Value product =
+        matmulFlipped(gw, p(weight), inOut, tf32, elementOf(target));
+    // Where the target already has a gradient of the product's type (the
+    // GRU's dh = z·dh' + dgates·U), the product accumulates onto it in the
+    // GEMM (`acc`) instead of in a pointwise kernel of its own after it.
+    Value existing = gradient(target);
     auto matmulOp = product.getDefiningOp<MatmulOp>();
     if (existing && matmulOp && !matmulOp.getAcc() &&
         existing.getType() == product.getType()) {
       matmulOp.getAccMutable().assign(existing);
-      grads[lhs] = product;
+      grads[target] = product;
     } else {
-      accumulate(lhs, product);
+      accumulate(target, product);
     }
   }
   // dW = gᵀ · x for W [N, K]; xᵀ · g for W [K, N].
