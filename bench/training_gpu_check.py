@@ -9,7 +9,8 @@
 stores, per example, float32-representable random arguments, random loss weights (the result
 gradients), and the float64 results and gradients of the training forward and backward. It
 does the same for the zoo's head-wise cells (rnn.NumpyRNN models, 4 and 16 heads) and for
-dense zoo cells at H = 150 to 300 (clusters of blocks), whose float32 source it also writes
+dense zoo cells at H = 150 to 300 and the sLSTM with 3 heads of 256 units (clusters of
+blocks), whose float32 source it also writes
 (REF_DIR/<name>.mlir) for the CUDA build.
 `check` runs the CUDA build (float32) of the same example on those arguments, on torch CUDA
 tensors, and reports the largest relative difference of every result and gradient; the
@@ -77,18 +78,20 @@ def reference(ref_dir):
         for k, (name, heads) in enumerate(HEADWISE):
             _zoo_reference(ref_dir, pathlib.Path(tmp), f"zoo_{name}_nh{heads}", name,
                            HEADWISE_I, HEADWISE_H, {"NH": heads}, seed=2000 + k)
-        for k, (name, hidden) in enumerate(CLUSTERED):
-            _zoo_reference(ref_dir, pathlib.Path(tmp), f"zoo_{name}_h{hidden}", name,
-                           CLUSTERED_I, hidden, {}, seed=3000 + k, fan_in=True)
+        for k, (name, hidden, sizes) in enumerate(CLUSTERED):
+            tag = "".join(f"_{key.lower()}{v}" for key, v in sizes.items())
+            _zoo_reference(ref_dir, pathlib.Path(tmp), f"zoo_{name}{tag}_h{hidden}", name,
+                           CLUSTERED_I, hidden, sizes, seed=3000 + k, fan_in=True)
 
 
-# The head-wise zoo cells, each at two head counts (D = 16 and 4), and dense cells whose
-# recurrence is too large for one block (clusters of blocks on sm_90), at sizes that are no
-# multiple of the cluster.
+# The head-wise zoo cells, each at two head counts (D = 16 and 4), and cells whose heads are
+# too large for one block (clusters of blocks on sm_90): dense ones at sizes that are no
+# multiple of the cluster, and FlashRNN's sLSTM with 3 heads of 256 units.
 HEADWISE = [(name, heads) for name in ("headwise_lstm", "headwise_gru", "slstm")
             for heads in (4, 16)]
 HEADWISE_I, HEADWISE_H = 48, 64
-CLUSTERED = [("lstm", 150), ("gru", 300), ("peephole_lstm", 250)]
+CLUSTERED = [("lstm", 150, {}), ("gru", 300, {}), ("peephole_lstm", 250, {}),
+             ("slstm", 768, {"NH": 3})]
 CLUSTERED_I = 40
 
 

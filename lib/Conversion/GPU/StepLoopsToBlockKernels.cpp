@@ -206,7 +206,7 @@ int64_t wavesOf(const BlockPlan &plan, int64_t blocks) {
 BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
                          int64_t heads, int64_t elementBytes,
                          int64_t sharedLimit, int64_t maxClusterSize,
-                         int64_t stagedPerUnit) {
+                         int64_t stagedPerUnit, int64_t stepLoopCycles) {
   constexpr size_t kMaxPlans = 3;
   // The fewest blocks a head whose units' weights fit (most lanes first):
   // a cluster barrier costs more than a block's.
@@ -257,7 +257,7 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
     // block a head, whose step is always shorter; a cluster's must be).
     if (!best || wavesOf(*best, blocks) >
                      std::max<int64_t>(cluster > 1 ? 0 : 1,
-                                       kStepLoopCycles / best->stepCycles))
+                                       stepLoopCycles / best->stepCycles))
       break;
     if (plans.empty() || plans.back().slices != best->slices) {
       if (plans.size() == kMaxPlans)
@@ -271,12 +271,22 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
   return plans;
 }
 
+/// The step loop's step: a GEMM and a kernel, each launch about half of
+/// kStepLoopCycles; a head-wise product is a batched GEMM per gate (G + 1
+/// launches a step: the head-wise LSTM's step loop at H = 300, B = 16 took
+/// 11.8 us a step against the dense LSTM's 7.2 on the H100,
+/// docs/persistent-recurrences.md, "Clusters").
+int64_t stepLoopCyclesOf(bool headwise, int64_t gates) {
+  return headwise ? kStepLoopCycles * (gates + 1) / 2 : kStepLoopCycles;
+}
+
 /// The plans for `r`: a unit's G gate sums over the head's N inputs.
 BlockPlans plansFor(const StepRecurrence &r, int64_t sharedLimit,
                     int64_t maxClusterSize) {
   return plansForShape(r.headSize, r.headSize, r.gates, r.heads,
                        r.weightElementType().getIntOrFloatBitWidth() / 8,
-                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/1);
+                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/1,
+                       stepLoopCyclesOf(r.headwise, r.gates));
 }
 
 /// The plans for an adjoint `r`: a unit's one sum over the head's G*N gate
@@ -285,7 +295,8 @@ BlockPlans plansFor(const rnn::AdjointRecurrence &r, int64_t sharedLimit,
                     int64_t maxClusterSize) {
   return plansForShape(r.headSize, r.gates * r.headSize, 1, r.heads,
                        r.weightElementType().getIntOrFloatBitWidth() / 8,
-                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/r.gates);
+                       sharedLimit, maxClusterSize, /*stagedPerUnit=*/r.gates,
+                       stepLoopCyclesOf(r.headwise, r.gates));
 }
 
 /// How each of the group's inputs reaches the cloned body.
