@@ -163,23 +163,31 @@ def check_one(npz, model_path):
     print(json.dumps({"function": func, "errors": errors}))
 
 
-def check(ref_dir, models_dir, out_path):
+def _run_one(command, npz, models_dir):
+    """Runs `command` (check-one, time-one) on one reference and its model in a process of
+    its own (a crash ends that process only); returns its last line of output as JSON, or
+    None and why it failed."""
     import subprocess
+    proc = subprocess.run([sys.executable, __file__, command, str(npz),
+                           str(pathlib.Path(models_dir) / f"{npz.stem}.so")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines()
+                      or [f"exit status {proc.returncode}, no output"])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
+
+def check(ref_dir, models_dir, out_path):
     import torch
     report, failed = [], 0
     for npz in sorted(pathlib.Path(ref_dir).glob("*.npz")):
         example = npz.stem
-        proc = subprocess.run([sys.executable, __file__, "check-one", str(npz),
-                               str(pathlib.Path(models_dir) / f"{example}.so")],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
+        entry, why = _run_one("check-one", npz, models_dir)
+        if entry is None:
             failed += 1
-            why = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             report.append({"example": example, "pass": False, "error": why})
             print(f"FAIL {example:18} {why}")
             continue
-        entry = json.loads(proc.stdout.strip().splitlines()[-1])
         worst = max(entry["errors"].values())
         ok = worst <= LIMIT
         failed += not ok
@@ -262,22 +270,15 @@ def time_one(npz, model_path):
 
 def time_examples(ref_dir, models_dir, out_path):
     """Block kernels against the step loop, one training step of every example."""
-    import subprocess
-
     import torch
     report = []
     for npz in sorted(pathlib.Path(ref_dir).glob("*.npz")):
         example = npz.stem
-        proc = subprocess.run([sys.executable, __file__, "time-one", str(npz),
-                               str(pathlib.Path(models_dir) / f"{example}.so")],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            why = (proc.stderr.strip().splitlines()
-                   or [f"exit status {proc.returncode}, no output"])[-1]
+        entry, why = _run_one("time-one", npz, models_dir)
+        if entry is None:
             report.append({"example": example, "pass": False, "error": why})
             print(f"FAIL {example:24} {why}", flush=True)
             continue
-        entry = json.loads(proc.stdout.strip().splitlines()[-1])
         entry.update(example=example, T=TIME_T, B=TIME_B,
                      **{"pass": entry["max_rel_diff"] <= LIMIT})
         report.append(entry)

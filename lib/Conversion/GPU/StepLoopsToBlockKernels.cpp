@@ -476,6 +476,14 @@ protected:
         b, loc, barrierOf(half),
         arith::IndexCastOp::create(b, loc, b.getI32Type(), parity), i32(0));
   }
+  /// Where the block's unit `blockUnit`'s input k lives in the lanes'
+  /// layout: its lane (unit-major, s = k / KS) and the slot j = k % KS.
+  std::pair<Value, Value> laneAndSlot(Value blockUnit, Value k) {
+    Value lane = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(plan.slices)),
+        arith::DivUIOp::create(b, loc, k, constant(plan.sliceSize)));
+    return {lane, arith::RemUIOp::create(b, loc, k, constant(plan.sliceSize))};
+  }
   /// The head's unit that the block's unit `blockUnit` is.
   Value unitOf(Value blockUnit) {
     if (!rank)
@@ -814,10 +822,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value nw = arith::DivUIOp::create(b, loc, i, constant(padded));
     Value word = arith::RemUIOp::create(b, loc, nw, constant(plan.words));
     Value blockUnit = arith::DivUIOp::create(b, loc, nw, constant(plan.words));
-    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
-    Value lane = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
-        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    auto [lane, j] = laneAndSlot(blockUnit, k);
     Value n = unitOf(blockUnit);
     Value packed = arith::ConstantIntOp::create(b, loc, wordType, 0);
     for (int64_t p = 0; p < plan.gatesPerWord; ++p) {
@@ -1083,10 +1088,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
     Value blockUnit =
         arith::RemUIOp::create(b, loc, i, constant(plan.blockUnits));
     Value k = arith::DivUIOp::create(b, loc, i, constant(plan.blockUnits));
-    Value j = arith::RemUIOp::create(b, loc, k, constant(sliceSize));
-    Value lane = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, blockUnit, constant(slices)),
-        arith::DivUIOp::create(b, loc, k, constant(sliceSize)));
+    auto [lane, j] = laneAndSlot(blockUnit, k);
     Value n = unitOf(blockUnit);
     Value w = weightAt(k, n);
     if (w.getType() != weightType)
