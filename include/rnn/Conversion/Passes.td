@@ -350,7 +350,7 @@ def ConvertStepLoopsToBlockKernels
            "Dynamic shared memory one block may use (227 KiB: sm_90)">,
     Option<"maxClusterSize", "max-cluster-size", "int64_t",
            /*default=*/"1",
-           "Most blocks of a cluster a head may be spread over (8 on sm_90, "
+           "Most blocks of a cluster a head may be spread over, 1 to 8 (8 on sm_90, "
            "1 where there are no clusters)">,
   ];
   let dependentDialects = [

@@ -1297,6 +1297,15 @@ struct ConvertStepLoopsToBlockKernelsPass
           ConvertStepLoopsToBlockKernelsPass> {
   using Base::Base;
   void runOnOperation() override {
+    // Clusters of more than 8 blocks are not portable (the launch would
+    // need the kernel's non-portable-cluster attribute).
+    if (maxClusterSize < 1 || maxClusterSize > 8) {
+      getOperation().emitError()
+          << "convert-step-loops-to-block-kernels: max-cluster-size must be "
+             "1 to 8, got "
+          << static_cast<int64_t>(maxClusterSize);
+      return signalPassFailure();
+    }
     std::vector<std::pair<StepRecurrence, BlockPlans>> found;
     std::vector<std::pair<rnn::AdjointRecurrence, BlockPlans>> adjoints;
     getOperation().walk([&](scf::ForOp loop) {
