@@ -19,6 +19,8 @@
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
@@ -125,6 +127,64 @@ StringRef carriedBy(const Application &app, unsigned index) {
   return "rnn-carry-state-pointwise";
 }
 
+/// The lanes of a layer wavefront's chunk loop (rnn-layer-wavefront), in
+/// order; empty for any other op.
+SmallVector<scf::ExecuteRegionOp> wavefrontLanes(Operation *op) {
+  SmallVector<scf::ExecuteRegionOp> lanes;
+  auto loop = dyn_cast<scf::ForOp>(op);
+  if (!loop)
+    return lanes;
+  for (auto lane : loop.getBody()->getOps<scf::ExecuteRegionOp>()) {
+    auto calls = lane.getRegion().front().getOps<func::CallOp>();
+    if (llvm::any_of(calls, [](func::CallOp call) {
+          return call.getCallee() == "rnn_cuda_lane_begin";
+        }))
+      lanes.push_back(lane);
+  }
+  return lanes;
+}
+
+/// An op of the function as the explanation walks it: top-level ops, and
+/// in a wavefront's loop the ops of each layer's chunk (`lane` >= 0).
+struct FunctionOp {
+  Operation *op;
+  int lane;
+};
+
+/// Whether `op` does no work on the GPU: the size arithmetic, slices and
+/// empty sequences of a wavefront's chunks, and its lanes' marks.
+bool isBookkeeping(Operation *op) {
+  if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::EmptyOp,
+          tensor::DimOp, func::CallOp>(op) ||
+      op->hasTrait<OpTrait::IsTerminator>())
+    return true;
+  return op->getNumResults() > 0 &&
+         llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return type.isIntOrIndexOrFloat(); });
+}
+
+/// The function's ops in order, a wavefront loop's lanes flattened, without
+/// the bookkeeping around the chunks.
+SmallVector<FunctionOp> functionOps(func::FuncOp func) {
+  SmallVector<FunctionOp> ops;
+  for (Operation &op : func.getBody().getOps()) {
+    SmallVector<scf::ExecuteRegionOp> lanes = wavefrontLanes(&op);
+    if (lanes.empty()) {
+      if (!isa<tensor::DimOp, tensor::EmptyOp>(op) &&
+          !(op.getNumResults() > 0 &&
+            llvm::all_of(op.getResultTypes(),
+                         [](Type type) { return type.isIntOrIndexOrFloat(); })))
+        ops.push_back({&op, -1});
+      continue;
+    }
+    for (auto [index, lane] : llvm::enumerate(lanes))
+      for (Operation &inner : lane.getRegion().front())
+        if (!isBookkeeping(&inner))
+          ops.push_back({&inner, int(index)});
+  }
+  return ops;
+}
+
 class Explainer {
 public:
   Explainer(ModuleOp module, llvm::raw_ostream &os) : symbols(module), os(os) {}
@@ -132,8 +192,9 @@ public:
   void explainFunction(func::FuncOp func) {
     os << "function @" << func.getSymName() << "\n";
     SmallVector<Application> applications;
-    for (Operation &op : func.getBody().getOps())
-      if (std::optional<Application> app = asApplication(&op, symbols))
+    SmallVector<FunctionOp> ops = functionOps(func);
+    for (auto [op, lane] : ops)
+      if (std::optional<Application> app = asApplication(op, symbols))
         if (app->cell)
           applications.push_back(*app);
 
@@ -177,9 +238,22 @@ public:
     }
 
     unsigned loops = 0;
-    for (Operation &op : func.getBody().getOps()) {
+    for (Operation &funcOp : func.getBody().getOps()) {
+      SmallVector<scf::ExecuteRegionOp> lanes = wavefrontLanes(&funcOp);
+      if (!lanes.empty())
+        os << "  layer wavefront (rnn-layer-wavefront): " << lanes.size()
+           << " layers over chunks of time steps; layer l runs chunk k "
+              "while layer l+1 runs chunk k-1, each layer's chunks on a "
+              "stream of its own (lane l)\n";
+    }
+    int lastLane = -1;
+    for (auto [opPointer, lane] : ops) {
+      Operation &op = *opPointer;
       if (isFree(&op))
         continue;
+      if (lane >= 0 && lane != lastLane)
+        os << "  layer " << lane << "'s chunk (lane " << lane << "):\n";
+      lastLane = lane;
       if (std::optional<Application> app = asApplication(&op, symbols)) {
         if (app->cell) {
           explainLoop(*app);
@@ -187,9 +261,14 @@ public:
           continue;
         }
       }
-      StringRef where = loops == 0 ? "before the loop" : "after a loop";
+      StringRef where = lane >= 0    ? "before the chunk's loop"
+                        : loops == 0 ? "before the loop"
+                                     : "after a loop";
       auto role = roles.find(&op);
       std::string why = role != roles.end() ? role->second : "as written";
+      if (lane >= 0)
+        if (size_t at = why.find("all T*B rows"); at != std::string::npos)
+          why.replace(at, 12, "the chunk's C*B rows");
       if (auto matmul = dyn_cast<MatmulOp>(&op))
         os << "  " << where << ": GEMM " << describeMatmul(matmul) << ": "
            << why << "\n";

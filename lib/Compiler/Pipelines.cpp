@@ -146,8 +146,10 @@ std::string cpuLoweringPipeline(unsigned kPartials) {
   // Matmuls to the library GEMM; then loops and the LLVM dialect. rsqrt is
   // expanded and tanh goes to libm.
   // Head-wise products as one batched call per gate (a BLAS call per head).
+  // A layer wavefront's lanes run in order.
   return bufferizationPipeline() +
-         ",convert-matmul-to-library-gemm{function=rnn_cpu_gemm "
+         ",convert-lanes-to-runtime-calls{streams=false},"
+         "convert-matmul-to-library-gemm{function=rnn_cpu_gemm "
          "batched-function=rnn_cpu_gemm_batched "
          "partials-function=rnn_cpu_gemm_partials k-partials=" +
          std::to_string(kPartials) +
@@ -253,6 +255,9 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
   // the device, every remaining loop nest becomes one kernel, and the NVVM
   // pipeline outlines, compiles (ptxas) and embeds the kernels as a fatbin.
   return bufferizationPipeline() + "," +
+         // A layer wavefront's lanes on streams of their own, joined after
+         // their loop (rnn-layer-wavefront).
+         "convert-lanes-to-runtime-calls," +
          // Small recurrences (a head's weights in one block's shared
          // memory) as one kernel of independent blocks, their step loops
          // kept for large batches (docs/persistent-recurrences.md).

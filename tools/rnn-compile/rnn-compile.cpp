@@ -106,6 +106,18 @@ static cl::opt<bool> persistentKernels(
              "across all SMs (needs rnn_device_library.bc in the runtime "
              "directory)"),
     cl::init(true));
+static cl::opt<std::string> layerWavefront(
+    "layer-wavefront",
+    cl::desc("Run a stack of scans as a wavefront over chunks of time steps, "
+             "each layer's chunks on a stream of its own (pass "
+             "rnn-layer-wavefront): auto (default: on for --target=cuda, off "
+             "for the CPU, where the lanes run in order), on or off"),
+    cl::init("auto"));
+static cl::opt<unsigned>
+    wavefrontChunk("wavefront-chunk",
+                   cl::desc("Time steps of a wavefront's chunk (0, default: "
+                            "ceil(sqrt(3 T)) at run time)"),
+                   cl::init(0));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
     cl::desc("What the model embeds of its kernels (--target=cuda): fatbin "
@@ -283,7 +295,26 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return fail("rnn-optimize failed");
   }
+  if (layerWavefront != "auto" && layerWavefront != "on" &&
+      layerWavefront != "off")
+    return fail("--layer-wavefront must be auto, on or off, not '" +
+                layerWavefront + "'");
+  // After the manifest, which reads the results' sizes off the function as
+  // written (the chunk loop hides them); before --explain, which shows it.
+  auto runLayerWavefront = [&]() -> LogicalResult {
+    if (layerWavefront == "off" || (layerWavefront == "auto" && !cuda))
+      return success();
+    PassManager pm(&context);
+    if (failed(configure(pm)))
+      return failure();
+    rnn::LayerWavefrontOptions options;
+    options.chunkSteps = wavefrontChunk;
+    pm.addPass(rnn::createLayerWavefront(options));
+    return pm.run(*module);
+  };
   if (explain) {
+    if (failed(runLayerWavefront()))
+      return fail("rnn-layer-wavefront failed");
     std::error_code ec;
     llvm::ToolOutputFile out(target, ec, llvm::sys::fs::OF_None);
     if (ec)
@@ -299,6 +330,8 @@ int main(int argc, char **argv) {
   FailureOr<std::string> manifest = rnn::buildManifest(*module);
   if (failed(manifest))
     return fail("the model's signature cannot be described (see above)");
+  if (failed(runLayerWavefront()))
+    return fail("rnn-layer-wavefront failed");
 
   std::vector<std::string> functions;
   for (auto func : module->getOps<func::FuncOp>()) {

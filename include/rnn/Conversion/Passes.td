@@ -232,6 +232,40 @@ def HoistLoopAllocations
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def ConvertLanesToRuntimeCalls
+    : Pass<"convert-lanes-to-runtime-calls", "::mlir::ModuleOp"> {
+  let summary = "Issues each lane of a layer wavefront on a stream of its own";
+  let description = [{
+    After bufferization: each `scf.execute_region` that calls
+    `rnn_cuda_lane_begin(lane, after)` (constants; `rnn-layer-wavefront`
+    marks its lanes so) is inlined between that call, moved to its start,
+    and `rnn_cuda_lane_end(lane)` at its end, and
+    the loop that holds them is followed by `rnn_cuda_lanes_join()`, before
+    anything that frees what the lanes used: the runtime issues the lane's
+    work on a stream of its own that waits for lane `after`
+    (`include/rnn/Runtime/rnn_cuda_runtime.h`).
+
+    The lanes run at once only where nothing else in the loop touches
+    memory: a loop whose body holds anything but the lanes, views and
+    scalar arithmetic (a copy bufferization left between them) keeps its
+    lanes in order, inlined without the calls, as with `streams=false`
+    (the CPU backend), where the marks are dropped.
+  }];
+  let options = [
+    Option<"streams", "streams", "bool", "true",
+           "Issue the lanes through the CUDA runtime (false: inline them in "
+           "order)">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numConcurrent", "concurrent-loops",
+              "Loops whose lanes run on streams of their own">,
+    Statistic<"numInOrder", "in-order-loops",
+              "Loops whose lanes run in order">
+  ];
+}
+
 def OutlineLoops : Pass<"outline-loops", "::mlir::ModuleOp"> {
   let summary = "Moves each large top-level loop of a function into a "
                 "function of its own, shared by identical loops";

@@ -87,6 +87,22 @@ void rnn_cuda_overlap_next_launch(void);
  * of every model call orders the same way. */
 void rnn_cuda_order_next_launch(void);
 
+/* Lanes of a layer wavefront (pass rnn-layer-wavefront): the work the
+ * calling thread issues between rnn_cuda_lane_begin(lane, after) and
+ * rnn_cuda_lane_end(lane) goes to a stream of the thread's own for `lane`
+ * (0 to 15) instead of the call's stream. The lane's stream first waits for
+ * everything the call's stream held when the first lane began, and each
+ * begin also waits for lane `after`'s work up to its last
+ * rnn_cuda_lane_end (`after` < 0: for no other lane). Each lane has a cuBLAS
+ * workspace of its own. rnn_cuda_lanes_join() makes the call's stream wait
+ * for every lane begun since the first. Under stream capture the lanes are
+ * concurrent branches of the graph. RNN_CUDA_LANES=0 (read at the start of
+ * every model call; graphs captured with and without it are kept apart)
+ * leaves every lane's work on the call's stream, in program order. */
+void rnn_cuda_lane_begin(int64_t lane, int64_t after);
+void rnn_cuda_lane_end(int64_t lane);
+void rnn_cuda_lanes_join(void);
+
 /* Marks the calling thread's next cluster launch (mgpuLaunchClusterKernel)
  * as a persistent kernel, whose blocks wait for each other every step: the
  * runtime launches it only if all its blocks fit on the GPU at once

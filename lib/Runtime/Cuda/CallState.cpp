@@ -31,6 +31,7 @@ thread_local bool packedThisCall = true;
 thread_local bool gemvThisCall = true;
 thread_local bool preloadedThisCall = true;
 thread_local bool persistentThisCall = true;
+thread_local bool lanesThisCall = true;
 thread_local long long pinnedWorkspaceThisCall = -1;
 thread_local int pinnedCandidateThisCall = kTunedCandidate;
 thread_local int gemmCandidateThisCall = -1;
@@ -109,6 +110,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   gemvThisCall = settingOn("RNN_CUDA_GEMV");
   preloadedThisCall = settingOn("RNN_CUDA_PRELOADED_GEMM");
   persistentThisCall = settingOn("RNN_CUDA_PERSISTENT");
+  lanesThisCall = settingOn("RNN_CUDA_LANES");
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);

@@ -74,13 +74,16 @@ bool settingOn(const char *variable);
 /// K-split partials on cuBLAS too (PreloadedPartialsGemm.h);
 /// RNN_CUDA_PERSISTENT=0 refuses every persistent kernel, so that the
 /// recurrences run step by step (rnn_cuda_require_resident_next_launch);
-/// RNN_CUDA_GRAPHS=0 runs every call directly, kernel by kernel.
+/// RNN_CUDA_GRAPHS=0 runs every call directly, kernel by kernel;
+/// RNN_CUDA_LANES=0 issues a layer wavefront's lanes on the call's stream,
+/// in order (StreamLanes.h).
 RNN_CONSTANT_INIT extern thread_local bool graphsThisCall;
 RNN_CONSTANT_INIT extern thread_local bool overlapThisCall;
 RNN_CONSTANT_INIT extern thread_local bool packedThisCall;
 RNN_CONSTANT_INIT extern thread_local bool gemvThisCall;
 RNN_CONSTANT_INIT extern thread_local bool preloadedThisCall;
 RNN_CONSTANT_INIT extern thread_local bool persistentThisCall;
+RNN_CONSTANT_INIT extern thread_local bool lanesThisCall;
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
 /// (12.2 and later) allocates the workspace of a split-K GEMM from the

@@ -260,6 +260,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     settings += "|no-preloaded-gemm";
   if (!persistentThisCall)
     settings += "|no-persistent";
+  if (!lanesThisCall)
+    settings += "|no-lanes";
   if (pinnedWorkspaceThisCall >= 0)
     settings +=
         "|cublas-workspace=" + std::to_string(workspaceBytesThisCall >> 20);

@@ -12,6 +12,7 @@
 
 #include "CallState.h"
 #include "CudaErrors.h"
+#include "StreamLanes.h"
 
 using namespace rnn::cuda;
 
@@ -21,13 +22,15 @@ RNN_EXPORT void *mgpuStreamCreate() {
 }
 
 RNN_EXPORT void mgpuStreamDestroy(void *stream) {
-  if (stream != currentStream)
+  // The caller's stream and the lanes' (StreamLanes.h) are not the
+  // generated code's to destroy.
+  if (stream != currentStream && !isLaneStream(static_cast<CUstream>(stream)))
     check(cuStreamDestroy(static_cast<CUstream>(stream)), "cuStreamDestroy");
 }
 
 RNN_EXPORT void mgpuStreamSynchronize(void *stream) {
   // The caller's stream orders everything; see the file comment.
-  if (stream != currentStream)
+  if (stream != currentStream && !isLaneStream(static_cast<CUstream>(stream)))
     check(cuStreamSynchronize(static_cast<CUstream>(stream)),
           "cuStreamSynchronize");
 }

@@ -317,4 +317,44 @@ def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
   ];
 }
 
+def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
+  let summary = "Runs a stack of scans as a wavefront over chunks of time steps";
+  let description = [{
+    A chain of forward scans, each reading what the one before it outputs
+    (a stack of layers, after `rnn-optimize`: layer l+1's input projection
+    over layer l's output sequence between them), becomes one loop over
+    chunks of C time steps. Each iteration runs every layer's scan on its
+    chunk, from the chunk's rows of the layer's input (and of the ops that
+    link the layers, such as the hoisted input projection, on those rows
+    alone) and the states the layer's previous chunk left, and writes the
+    chunk's rows of every output sequence in place.
+
+    Each layer's chunk is an `scf.execute_region` (`no_inline`) that
+    starts with `func.call @rnn_cuda_lane_begin(l, l - 1)`: a lane, which
+    may run on a stream of its own that waits for lane l - 1's chunk only,
+    so that layer l runs chunk k while layer l + 1 runs chunk k - 1
+    (`convert-lanes-to-runtime-calls`).
+
+    `chunk-steps` = 0 takes C = ceil(sqrt(3 T)) at run time: layer l
+    starts l·C steps after layer 0, and each chunk costs each layer a fixed
+    time (its projection's launch, the switch of streams) that larger
+    chunks spread over more steps. Scans run backwards, or with
+    sequence lengths, and chains whose links are not row-wise ops over the
+    sequence (`rnn.matmul`, element-wise ops, casts) are left as they are.
+  }];
+  let options = [
+    Option<"chunkSteps", "chunk-steps", "int64_t", "0",
+           "Time steps a chunk (0: ceil(sqrt(3 T)) at run time)">
+  ];
+  let dependentDialects = ["::rnn::RNNDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numChains", "chains", "Chains of scans made wavefronts">,
+    Statistic<"numLayers", "layers", "Scans in those chains">
+  ];
+}
+
 #endif // RNN_DIALECT_RNN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The layer wavefront (rnn-layer-wavefront): stacked LSTMs and GRUs against
+one layer of the same shape, against the same stack compiled layer by layer
+(--layer-wavefront=off), against the wavefront with its lanes on one stream
+(RNN_CUDA_LANES=0) and against cuDNN through torch.nn in the same precision
+(bf16 and fp16 for our bf16 models).
+
+    python3 bench/wavefront.py make OUT_DIR
+        (here) the models' rnn-dialect text: NAME_L{1,4,8}.mlir
+    python3 bench/wavefront.py run MODEL_DIR OUT_JSON
+        (on the GPU machine; bench/wavefront-run.sh) every stack checked
+        against torch.nn's fp32 module, then timed in alternating rounds.
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+KINDS = ("lstm", "gru", "lstm_bf16", "gru_bf16")
+T, B, I, H = 100, 64, 1024, 1024
+LAYERS = (4, 8)
+ROUNDS = 5
+
+
+def make(out_dir):
+    from make_models import KINDS as MAKERS, stacked
+    os.makedirs(out_dir, exist_ok=True)
+    for kind in KINDS:
+        with open(os.path.join(out_dir, f"{kind}_L1.mlir"), "w") as f:
+            f.write(MAKERS[kind](I, H))
+        for layers in LAYERS:
+            with open(os.path.join(out_dir, f"{kind}_L{layers}.mlir"), "w") as f:
+                f.write(stacked(kind, I, H, layers))
+
+
+def run(model_dir, out_json):
+    import torch
+    from gpu_bench import (CudaModel, cell_of, module_args, rel_err,
+                           time_in_rounds, with_setting)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    rows = []
+    device = torch.cuda.get_device_name()
+    for kind in KINDS:
+        bf16 = kind.endswith("_bf16")
+        gru = cell_of(kind) == "gru"
+        cls = torch.nn.GRU if gru else torch.nn.LSTM
+        one = CudaModel(os.path.join(model_dir, f"{kind}_L1.so"))
+        torch.manual_seed(0)
+        ref1 = cls(I, H).cuda()
+        xs = torch.randn(T, B, I, device="cuda")
+        s1 = [torch.randn(1, B, H, device="cuda") for _ in range(1 if gru else 2)]
+        args1 = module_args(kind, ref1, xs, s1, 1, bf16)
+        name1 = f"{cell_of(kind)}_seq"
+        outs1 = one.outputs(name1, args1)
+        for layers in LAYERS:
+            torch.manual_seed(layers)
+            ref = cls(I, H, num_layers=layers).cuda()
+            states = [torch.randn(layers, B, H, device="cuda")
+                      for _ in range(1 if gru else 2)]
+            args = module_args(kind, ref, xs, states, layers, bf16)
+            name = f"{cell_of(kind)}_seq_L{layers}"
+            wave = CudaModel(os.path.join(model_dir, f"{kind}_L{layers}.so"))
+            layered = CudaModel(os.path.join(model_dir, f"{kind}_L{layers}_layered.so"))
+            outs_w = wave.outputs(name, args)
+            outs_l = layered.outputs(name, args)
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.no_grad():
+                expected = ref(xs, states[0] if gru else tuple(states))
+                flat = [expected[0]] + ([expected[1]] if gru else list(expected[1]))
+                errors = {}
+                # Checked on the caller's side stream (the captured graph
+                # with its lanes) after a direct call on the default stream.
+                for label, model, outs in (("wavefront", wave, outs_w),
+                                           ("layered", layered, outs_l)):
+                    model(name, args, outs)
+                    with torch.cuda.stream(side):
+                        for _ in range(3):
+                            for o in outs:
+                                o.zero_()
+                            model(name, args, outs)
+                    side.synchronize()
+                    ours = [outs[0]] + [torch.stack(outs[1 + l::len(states)])
+                                        for l in range(len(states))]
+                    errors[label] = max(rel_err(o.double().cpu().numpy(),
+                                                e.double().cpu().numpy())
+                                        for o, e in zip(ours, flat))
+                cudnn = {}
+                for dtype in ((torch.bfloat16, torch.float16) if bf16 else (torch.float32,)):
+                    m = cls(I, H, num_layers=layers).cuda().to(dtype)
+                    m.load_state_dict(ref.state_dict())
+                    m.flatten_parameters()
+                    hx = tuple(s.to(dtype) for s in states)
+                    cudnn[str(dtype).split(".")[1]] = (m, (xs.to(dtype), hx[0] if gru else hx))
+                # Builds with other chunk sizes (WAVEFRONT_CHUNKS in
+                # bench/wavefront-build.sh), timed beside the default.
+                variants = {}
+                for path in sorted(glob.glob(os.path.join(
+                        model_dir, f"{kind}_L{layers}_chunk*.so"))):
+                    label = os.path.basename(path)[len(f"{kind}_L{layers}_"):-3]
+                    model = CudaModel(path)
+                    variants[label] = (model, model.outputs(name, args))
+                blocks = [(lambda: one(name1, args1, outs1), side),
+                          (lambda: wave(name, args, outs_w), side),
+                          (lambda: layered(name, args, outs_l), side),
+                          (with_setting(lambda: wave(name, args, outs_w),
+                                        "RNN_CUDA_LANES", "0"), side)]
+                blocks += [(lambda m=m, a=a: m(*a), torch.cuda.current_stream())
+                           for m, a in cudnn.values()]
+                blocks += [(lambda m=m, o=o: m(name, args, o), side)
+                           for m, o in variants.values()]
+                samples = []
+                for _ in range(2):  # two runs of rounds: the spread
+                    samples.append(time_in_rounds(blocks, rounds=ROUNDS))
+            torch.cuda.current_stream().wait_stream(side)
+            medians = [statistics.median(s[i] for s in samples) for i in range(len(blocks))]
+            t_one, t_wave, t_layered, t_in_order = medians[:4]
+            t_cudnn = medians[4:4 + len(cudnn)]
+            t_variants = dict(zip(variants, medians[4 + len(cudnn):]))
+            row = {"kind": kind, "T": T, "B": B, "I": I, "H": H, "L": layers,
+                   "device": device,
+                   "rel_err_wavefront": errors["wavefront"],
+                   "rel_err_layered": errors["layered"],
+                   "one_layer_ms": t_one, "wavefront_ms": t_wave,
+                   "layered_ms": t_layered, "wavefront_in_order_ms": t_in_order,
+                   "cudnn_ms": dict(zip(cudnn, t_cudnn)),
+                   "chunk_variants_ms": t_variants,
+                   "runs": [dict(zip(["one_layer", "wavefront", "layered", "in_order"]
+                                     + [f"cudnn_{k}" for k in cudnn] + list(variants), s))
+                            for s in samples],
+                   "wavefront_over_one_layer": t_wave / t_one,
+                   "layered_over_wavefront": t_layered / t_wave,
+                   "best_cudnn_over_wavefront": min(t_cudnn) / t_wave}
+            rows.append(row)
+            spread = "/".join(f"{s[1]:.3f}" for s in samples)
+            print(f"{kind:10s} L={layers} err {errors['wavefront']:.1e} (layered "
+                  f"{errors['layered']:.1e})  one layer {t_one:.3f} ms  wavefront "
+                  f"{t_wave:.3f} ({spread}; {t_wave / t_one:.2f}x one layer)  layered "
+                  f"{t_layered:.3f} ({t_layered / t_wave:.2f}x)  lanes in order "
+                  f"{t_in_order:.3f}  cuDNN " +
+                  " ".join(f"{k} {v:.3f}" for k, v in zip(cudnn, t_cudnn)) +
+                  "".join(f"  {k} {v:.3f}" for k, v in t_variants.items()), flush=True)
+    with open(out_json, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "make":
+        make(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,462 @@
+//===- LayerWavefront.cpp - A stack of scans over chunks of time ----------===//
+//
+// A stack of L layers runs layer after layer: each scan is T dependent
+// steps, and each step of a layer at a batch of 64 keeps a fraction of the
+// GPU busy (bound by latency, not by throughput). Layer l+1 needs only the
+// rows of layer l's output up to its own step, so with the sequence cut into
+// chunks, layer l+1 can run chunk k while layer l runs chunk k+1: L chunks
+// run at once, and the stack takes about (T + (L-1)·C) steps' time instead
+// of L·T when the GPU has room for the layers side by side.
+//
+// This pass builds the chunk loop; which stream each layer's chunk runs on
+// is convert-lanes-to-runtime-calls' business, from the `rnn.lane` marks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "InputSequence.h"
+
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace rnn {
+#define GEN_PASS_DEF_LAYERWAVEFRONT
+#include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
+} // namespace rnn
+
+using namespace mlir;
+using namespace rnn;
+
+namespace {
+
+constexpr llvm::StringLiteral kLaneBegin = "rnn_cuda_lane_begin";
+
+/// One layer of a chain: its scan and the ops that compute its inputs from
+/// the previous layer's output sequences (none for the first layer), in
+/// block order.
+struct Layer {
+  ScanOp scan;
+  SmallVector<Operation *> links;
+};
+
+/// Whether `scan` can run chunk by chunk: forward, every row the full
+/// length, sequences [T, B, N] with a static N, and final states of the
+/// types of its initial ones (a chunk's final states start the next).
+bool isChunkable(ScanOp scan) {
+  if (scan.getReverse() || scan.getLengths() || scan.getInputs().empty() ||
+      scan.getOutputs().empty())
+    return false;
+  auto isSequence = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getRank() == 3 && !tensor.isDynamicDim(2);
+  };
+  if (!llvm::all_of(scan.getInputs().getTypes(), isSequence) ||
+      !llvm::all_of(scan.getOutputs().getTypes(), isSequence))
+    return false;
+  return llvm::equal(scan.getInit().getTypes(),
+                     scan.getFinalStates().getTypes());
+}
+
+/// Whether `value` is available where the chain's loop goes (before
+/// `first`, the chain's first scan).
+bool availableBefore(Value value, Operation *first, DominanceInfo &dominance) {
+  return dominance.properlyDominates(value, first);
+}
+
+/// Makes `value` available before `first` if it is computed after it by
+/// pure ops in its block from values available there (a layer's initial
+/// state cast to bf16 next to its scan): those ops move before `first`,
+/// which changes nothing they compute. Returns whether it is available.
+bool makeAvailableBefore(Value value, Operation *first,
+                         DominanceInfo &dominance) {
+  if (availableBefore(value, first, dominance))
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != first->getBlock() || !isPure(def) ||
+      def->getNumRegions() != 0)
+    return false;
+  for (Value operand : def->getOperands())
+    if (!makeAvailableBefore(operand, first, dominance))
+      return false;
+  def->moveBefore(first);
+  return true;
+}
+
+/// The ops between `previous` and `next` (a later scan in the same block)
+/// that compute `next`'s inputs from `previous`'s output sequences, row by
+/// row over the sequence, reading nothing else but values available before
+/// `first`; fails when an input depends on anything else.
+FailureOr<SmallVector<Operation *>> linkOps(ScanOp previous, ScanOp next,
+                                            Operation *first,
+                                            DominanceInfo &dominance) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist(next.getInputs().begin(), next.getInputs().end());
+  // The worklist holds sequences ([T, B, N]): each must come from the
+  // previous layer's outputs through row-wise ops in between.
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (value.getDefiningOp() == previous.getOperation()) {
+      if (!llvm::is_contained(previous.getOutputs(), value))
+        return failure(); // A final state is no sequence.
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != next->getBlock() ||
+        !previous->isBeforeInBlock(def) || !isPure(def) ||
+        !isRankPolymorphic(def) || def->getNumResults() != 1)
+      return failure();
+    if (!slice.insert(def))
+      continue;
+    for (Value operand : def->getOperands()) {
+      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+      if (tensor && tensor.getRank() == 3) {
+        worklist.push_back(operand);
+        continue;
+      }
+      // Operands of lower rank broadcast over the sequence (biases,
+      // weights, scalars); they must exist before the loop.
+      if (!availableBefore(operand, first, dominance))
+        return failure();
+    }
+  }
+  SmallVector<Operation *> ops(slice.begin(), slice.end());
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ops;
+}
+
+/// The ops before `first` (a chain's first scan) that compute its inputs
+/// row by row from sequences computed before them (layer 0's hoisted input
+/// projection), and those sequences: the loop computes the ops on each
+/// chunk's rows of the sequences.
+std::pair<SmallVector<Operation *>, SmallVector<Value>>
+firstLayerLinks(ScanOp first) {
+  llvm::SetVector<Operation *> slice;
+  llvm::SetVector<Value> sources;
+  SmallVector<Value> worklist(first.getInputs().begin(),
+                              first.getInputs().end());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != first->getBlock() || !isPure(def) ||
+        !isRankPolymorphic(def) || def->getNumResults() != 1) {
+      sources.insert(value);
+      continue;
+    }
+    if (!slice.insert(def))
+      continue;
+    for (Value operand : def->getOperands()) {
+      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+      if (tensor && tensor.getRank() == 3)
+        worklist.push_back(operand);
+    }
+  }
+  SmallVector<Operation *> ops(slice.begin(), slice.end());
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return {ops, SmallVector<Value>(sources.begin(), sources.end())};
+}
+
+/// The chains of at least two scans in `block`, each scan in one chain.
+SmallVector<SmallVector<Layer>> findChains(Block &block,
+                                           DominanceInfo &dominance) {
+  SmallVector<SmallVector<Layer>> chains;
+  llvm::DenseSet<Operation *> taken;
+  SmallVector<ScanOp> scans(block.getOps<ScanOp>());
+  for (unsigned index = 0; index < scans.size(); ++index) {
+    ScanOp start = scans[index];
+    if (taken.contains(start) || !isChunkable(start))
+      continue;
+    SmallVector<Layer> chain{{start, {}}};
+    bool operandsReady = llvm::all_of(
+        llvm::concat<Value>(start.getInit(), start.getParams()),
+        [&](Value v) { return availableBefore(v, start, dominance); });
+    if (!operandsReady)
+      continue;
+    for (ScanOp next : ArrayRef<ScanOp>(scans).drop_front(index + 1)) {
+      if (taken.contains(next) || !isChunkable(next))
+        continue;
+      ScanOp previous = chain.back().scan;
+      // A scan that reads nothing computed after the previous one (the
+      // other direction of a bidirectional layer) is no next layer.
+      bool readsPrevious = llvm::any_of(next.getInputs(), [&](Value input) {
+        Operation *def = input.getDefiningOp();
+        if (def == previous.getOperation())
+          return true;
+        return def && def->getBlock() == &block &&
+               previous->isBeforeInBlock(def);
+      });
+      if (!readsPrevious)
+        continue;
+      bool ready = llvm::all_of(
+          llvm::concat<Value>(next.getInit(), next.getParams()),
+          [&](Value v) { return makeAvailableBefore(v, start, dominance); });
+      FailureOr<SmallVector<Operation *>> links =
+          linkOps(previous, next, start, dominance);
+      if (!ready || failed(links))
+        break;
+      chain.push_back({next, std::move(*links)});
+    }
+    if (chain.size() < 2)
+      continue;
+    for (Layer &layer : chain)
+      taken.insert(layer.scan);
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
+/// `type` ([T, B, N]) with a dynamic time axis.
+RankedTensorType withDynamicTime(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape.front() = ShapedType::kDynamic;
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+/// The offsets, sizes and strides of rows [start, start + count) of a
+/// sequence of `type` ([T, B, N]). The sizes come from outside the chunk's
+/// scan (`batch`, not the chunk's own size), so that eliminate-empty-tensors
+/// can make the scan write its output where the slice goes.
+struct TimeWindow {
+  TimeWindow(OpBuilder &b, Type type, Value start, Value count, Value batch)
+      : offsets{start, b.getIndexAttr(0), b.getIndexAttr(0)},
+        sizes{count, batch,
+              b.getIndexAttr(cast<RankedTensorType>(type).getDimSize(2))},
+        strides(3, b.getIndexAttr(1)) {}
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+/// Rows [start, start + count) of the sequence `value`.
+Value timeSlice(OpBuilder &b, Location loc, Value value, Value start,
+                Value count, Value batch) {
+  TimeWindow window(b, value.getType(), start, count, batch);
+  return tensor::ExtractSliceOp::create(
+      b, loc, withDynamicTime(value.getType()), value, window.offsets,
+      window.sizes, window.strides);
+}
+
+/// `chunk` written into rows [start, start + count) of `sequence`.
+Value insertTimeSlice(OpBuilder &b, Location loc, Value chunk, Value sequence,
+                      Value start, Value count, Value batch) {
+  TimeWindow window(b, sequence.getType(), start, count, batch);
+  return tensor::InsertSliceOp::create(b, loc, chunk, sequence, window.offsets,
+                                       window.sizes, window.strides);
+}
+
+/// ceil(sqrt(3 T)) steps, at least 1. A chunk of C steps costs each layer
+/// a fixed o (its input projection's launch, the lane's switch, the first
+/// step's launch in stream order) and the wavefront fills in (L - 1) C
+/// steps of s each: o T / C + (L - 1) C s, least at C ~ sqrt(T o / s) for
+/// a deep stack. On the H100 (bench/wavefront.py, B = 64, H = 1024,
+/// T = 100) o / s came out near 3: chunks of 16 beat 8 and 4 at 4 and 8
+/// layers.
+Value automaticChunk(OpBuilder &b, Location loc, Value steps) {
+  Type f64 = b.getF64Type();
+  Value t = arith::UIToFPOp::create(
+      b, loc, f64, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), steps));
+  Value scaled = arith::MulFOp::create(
+      b, loc, t, arith::ConstantOp::create(b, loc, b.getF64FloatAttr(3.0)));
+  Value root =
+      math::CeilOp::create(b, loc, math::SqrtOp::create(b, loc, scaled));
+  Value chunk = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      arith::FPToUIOp::create(b, loc, b.getI64Type(), root));
+  return arith::MaxUIOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 1), chunk);
+}
+
+struct LayerWavefrontPass
+    : public rnn::impl::LayerWavefrontBase<LayerWavefrontPass> {
+  using LayerWavefrontBase::LayerWavefrontBase;
+
+  /// `func.func private @rnn_cuda_lane_begin(i64, i64)`, added once.
+  func::FuncOp laneBeginDeclaration() {
+    ModuleOp module = getOperation();
+    if (auto existing = module.lookupSymbol<func::FuncOp>(kLaneBegin))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Type i64 = b.getI64Type();
+    auto func = func::FuncOp::create(b, module.getLoc(), kLaneBegin,
+                                     b.getFunctionType({i64, i64}, {}));
+    func.setPrivate();
+    return func;
+  }
+
+  void runOnOperation() override {
+    if (chunkSteps < 0) {
+      mlir::emitError(getOperation().getLoc(),
+                      "rnn-layer-wavefront: chunk-steps must be 0 (automatic) "
+                      "or positive, not ")
+          << int64_t(chunkSteps);
+      return signalPassFailure();
+    }
+    SmallVector<SmallVector<Layer>> chains;
+    getOperation().walk([&](func::FuncOp func) {
+      DominanceInfo dominance(func);
+      for (Block &block : func.getBody())
+        llvm::append_range(chains, findChains(block, dominance));
+    });
+    for (SmallVector<Layer> &chain : chains) {
+      rewriteChain(chain);
+      ++numChains;
+      numLayers += chain.size();
+    }
+  }
+
+  void rewriteChain(ArrayRef<Layer> chain) {
+    func::FuncOp laneBegin = laneBeginDeclaration();
+    ScanOp first = chain.front().scan;
+    Location loc = first.getLoc();
+    OpBuilder b(first);
+    auto firstLayer = firstLayerLinks(first);
+    SmallVector<Operation *> firstLinks = std::move(firstLayer.first);
+    SmallVector<Value> sources = std::move(firstLayer.second);
+    // The sizes come from a sequence the loop slices, not from the links'
+    // results (which would keep the whole-sequence links alive).
+    Value input = sources.front();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value steps = tensor::DimOp::create(b, loc, input, 0);
+    Value batch = tensor::DimOp::create(b, loc, input, 1);
+    Value chunk =
+        chunkSteps > 0
+            ? Value(arith::ConstantIndexOp::create(b, loc, chunkSteps))
+            : automaticChunk(b, loc, steps);
+    Value chunks = arith::CeilDivUIOp::create(b, loc, steps, chunk);
+
+    // Carried: every layer's output sequences (written chunk by chunk),
+    // then its states.
+    SmallVector<Value> inits;
+    for (Layer layer : chain) {
+      for (Type type : layer.scan.getOutputs().getTypes()) {
+        auto sequence = cast<RankedTensorType>(type);
+        SmallVector<Value> dynamic;
+        if (sequence.isDynamicDim(0))
+          dynamic.push_back(steps);
+        if (sequence.isDynamicDim(1))
+          dynamic.push_back(batch);
+        inits.push_back(tensor::EmptyOp::create(
+            b, loc, sequence.getShape(), sequence.getElementType(), dynamic));
+      }
+      llvm::append_range(inits, layer.scan.getInit());
+    }
+
+    auto loop = scf::ForOp::create(
+        b, loc, zero, chunks, one, inits,
+        [&](OpBuilder &lb, Location loc, Value k, ValueRange carried) {
+          Value start = arith::MulIOp::create(lb, loc, k, chunk);
+          Value left = arith::SubIOp::create(lb, loc, steps, start);
+          Value count = arith::MinUIOp::create(lb, loc, chunk, left);
+          SmallVector<Value> yielded;
+          SmallVector<Value> previousOutputs;
+          unsigned position = 0;
+          for (auto [index, layer] : llvm::enumerate(chain)) {
+            ScanOp scan = layer.scan;
+            unsigned numOutputs = scan.getOutputs().size();
+            unsigned numStates = scan.getInit().size();
+            ValueRange sequences = carried.slice(position, numOutputs);
+            ValueRange states = carried.slice(position + numOutputs, numStates);
+            position += numOutputs + numStates;
+
+            SmallVector<Type> resultTypes(sequences.getTypes());
+            llvm::append_range(resultTypes, states.getTypes());
+            auto lane = scf::ExecuteRegionOp::create(lb, loc, resultTypes);
+            lane.setNoInline(true);
+            auto *body = new Block();
+            lane.getRegion().push_back(body);
+            OpBuilder rb = OpBuilder::atBlockEnd(body);
+            // The mark that makes the region a lane: it survives every
+            // rewrite up to convert-lanes-to-runtime-calls (an attribute
+            // would not survive bufferization).
+            Type i64 = rb.getI64Type();
+            func::CallOp::create(
+                rb, loc, laneBegin,
+                ValueRange{arith::ConstantIntOp::create(rb, loc, i64, index),
+                           arith::ConstantIntOp::create(rb, loc, i64,
+                                                        int64_t(index) - 1)});
+
+            // The chunk's input rows: of the sequence for the first layer,
+            // else the link ops over the previous layer's chunk.
+            IRMapping mapping;
+            SmallVector<Value> chunkInputs;
+            if (index == 0) {
+              // Layer 0's links (its input projection) on the chunk's rows.
+              for (Value source : sources)
+                mapping.map(source,
+                            timeSlice(rb, loc, source, start, count, batch));
+              for (Operation *link : firstLinks) {
+                Operation *clone = rb.clone(*link, mapping);
+                clone->getResult(0).setType(
+                    withDynamicTime(link->getResult(0).getType()));
+              }
+              for (Value in : scan.getInputs())
+                chunkInputs.push_back(mapping.lookup(in));
+            } else {
+              ScanOp previous = chain[index - 1].scan;
+              for (auto [output, full] :
+                   llvm::zip(previous.getOutputs(), previousOutputs))
+                mapping.map(output,
+                            timeSlice(rb, loc, full, start, count, batch));
+              for (Operation *link : layer.links) {
+                Operation *clone = rb.clone(*link, mapping);
+                clone->getResult(0).setType(
+                    withDynamicTime(link->getResult(0).getType()));
+              }
+              for (Value in : scan.getInputs())
+                chunkInputs.push_back(mapping.lookup(in));
+            }
+            SmallVector<Type> chunkOutputTypes;
+            for (Type type : scan.getOutputs().getTypes())
+              chunkOutputTypes.push_back(withDynamicTime(type));
+            auto chunkScan = ScanOp::create(
+                rb, loc, chunkOutputTypes, scan.getFinalStates().getTypes(),
+                scan.getCellAttr(), chunkInputs, states, scan.getParams(),
+                /*lengths=*/Value(), /*reverse=*/UnitAttr());
+            chunkScan->setDiscardableAttrs(
+                scan->getDiscardableAttrDictionary());
+            SmallVector<Value> laneResults;
+            for (auto [out, full] :
+                 llvm::zip(chunkScan.getOutputs(), sequences))
+              laneResults.push_back(
+                  insertTimeSlice(rb, loc, out, full, start, count, batch));
+            llvm::append_range(laneResults, chunkScan.getFinalStates());
+            scf::YieldOp::create(rb, loc, laneResults);
+
+            previousOutputs.assign(lane.getResults().begin(),
+                                   lane.getResults().begin() + numOutputs);
+            llvm::append_range(yielded, lane.getResults());
+          }
+          scf::YieldOp::create(lb, loc, yielded);
+        });
+
+    unsigned position = 0;
+    for (Layer layer : chain) {
+      ScanOp scan = layer.scan;
+      unsigned count = scan->getNumResults();
+      scan->replaceAllUsesWith(loop.getResults().slice(position, count));
+      position += count;
+    }
+    // The originals, last layer first (each link reads the layer before).
+    for (const Layer &layer : llvm::reverse(chain)) {
+      layer.scan->erase();
+      for (Operation *link : llvm::reverse(layer.links))
+        if (link->use_empty())
+          link->erase();
+    }
+    for (Operation *link : llvm::reverse(firstLinks))
+      if (link->use_empty())
+        link->erase();
+  }
+};
+
+} // namespace

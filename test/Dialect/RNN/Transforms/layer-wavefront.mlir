@@ -1,0 +1,192 @@
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront --rnn-layer-wavefront | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront=chunk-steps=4 | FileCheck %s --check-prefix=FIXED
+// RUN: not rnn-opt %s -split-input-file --rnn-layer-wavefront=chunk-steps=-1 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: rnn-layer-wavefront: chunk-steps must be 0 (automatic) or positive, not -1
+
+// Two layers linked by layer 1's hoisted input projection (a matmul and a
+// bias over layer 0's output sequence) become one loop over chunks of
+// ceil(sqrt(3 T)) steps. Each layer's chunk is a lane: layer 0 reads its rows
+// of the input, layer 1 projects its rows of layer 0's output (the link,
+// on the chunk alone), and each writes its chunk's rows in place. The
+// second run finds no chain (each scan is alone in its lane): the pass is
+// idempotent.
+// CHECK-LABEL: func.func @two_layers
+// CHECK: %[[T:.*]] = tensor.dim %arg0, %c0{{.*}} : tensor<?x?x8xf32>
+// CHECK: %[[TF:.*]] = arith.uitofp
+// CHECK: %[[C3:.*]] = arith.constant 3.0
+// CHECK: %[[T3:.*]] = arith.mulf %[[TF]], %[[C3]]
+// CHECK: %[[ROOT:.*]] = math.sqrt %[[T3]]
+// CHECK: math.ceil %[[ROOT]]
+// CHECK: %[[C:.*]] = arith.maxui
+// CHECK: %[[N:.*]] = arith.ceildivui %[[T]], %[[C]]
+// CHECK: %[[Y0:.*]] = tensor.empty(%[[T]], %{{.*}}) : tensor<?x?x8xf32>
+// CHECK: %[[Y1:.*]] = tensor.empty(%[[T]], %{{.*}}) : tensor<?x?x8xf32>
+// CHECK: %[[LOOP:.*]]:4 = scf.for %[[K:.*]] = %c0 to %[[N]] step %c1 iter_args(%[[S0:.*]] = %[[Y0]], %[[H0:.*]] = %arg1, %[[S1:.*]] = %[[Y1]], %[[H1:.*]] = %arg2)
+// CHECK: %[[START:.*]] = arith.muli %[[K]], %[[C]]
+// CHECK: %[[LEN:.*]] = arith.minui %[[C]],
+// CHECK: %[[L0:.*]]:2 = scf.execute_region -> (tensor<?x?x8xf32>, tensor<?x8xf32>) no_inline {
+// CHECK:   func.call @rnn_cuda_lane_begin(%c0_i64, %c-1_i64) : (i64, i64) -> ()
+// CHECK:   %[[X:.*]] = tensor.extract_slice %arg0[%[[START]], 0, 0] [%[[LEN]], %{{.*}}, 8] [1, 1, 1]
+// CHECK:   %[[R0:.*]], %[[F0:.*]] = rnn.scan @tanh_cell inputs(%[[X]] : tensor<?x?x8xf32>) init(%[[H0]] : tensor<?x8xf32>)
+// CHECK:   %[[W0:.*]] = tensor.insert_slice %[[R0]] into %[[S0]][%[[START]], 0, 0]
+// CHECK:   scf.yield %[[W0]], %[[F0]]
+// CHECK: }
+// CHECK: %[[L1:.*]]:2 = scf.execute_region -> (tensor<?x?x8xf32>, tensor<?x8xf32>) no_inline {
+// CHECK:   func.call @rnn_cuda_lane_begin(%c1_i64, %c0_i64) : (i64, i64) -> ()
+// CHECK:   %[[Y:.*]] = tensor.extract_slice %[[L0]]#0[%[[START]], 0, 0] [%[[LEN]], %{{.*}}, 8] [1, 1, 1]
+// CHECK:   %[[P:.*]] = rnn.matmul %[[Y]], %arg4 : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+// CHECK:   %[[PB:.*]] = rnn.add %[[P]], %arg5 : tensor<?x?x8xf32>, tensor<8xf32>
+// CHECK:   %[[R1:.*]], %{{.*}} = rnn.scan @tanh_cell inputs(%[[PB]] : tensor<?x?x8xf32>) init(%[[H1]] : tensor<?x8xf32>)
+// CHECK:   tensor.insert_slice %[[R1]] into %[[S1]]
+// CHECK: }
+// CHECK: scf.yield %[[L0]]#0, %[[L0]]#1, %[[L1]]#0, %[[L1]]#1
+// CHECK-NOT: rnn.scan
+// CHECK-NOT: rnn.matmul
+// CHECK: return %[[LOOP]]#2, %[[LOOP]]#1, %[[LOOP]]#3
+// CHECK: func.func private @rnn_cuda_lane_begin(i64, i64)
+// FIXED-LABEL: func.func @two_layers
+// FIXED: %[[C:.*]] = arith.constant 4 : index
+// FIXED: arith.ceildivui %{{.*}}, %[[C]]
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @two_layers(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                      %h1: tensor<?x8xf32>, %U: tensor<8x8xf32>,
+                      %W: tensor<8x8xf32>, %b: tensor<8xf32>)
+    -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %ys0, %hT0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %p = rnn.matmul %ys0, %W : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+  %pb = rnn.add %p, %b : tensor<?x?x8xf32>, tensor<8xf32>
+  %ys1, %hT1 = rnn.scan @tanh_cell inputs(%pb : tensor<?x?x8xf32>)
+      init(%h1 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %ys1, %hT0, %hT1 : tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// Three layers with a static sequence length: one loop, three lanes, each
+// waiting for the one below.
+// CHECK-LABEL: func.func @three_layers
+// CHECK: scf.for
+// CHECK: call @rnn_cuda_lane_begin(%c0_i64, %c-1_i64)
+// CHECK: call @rnn_cuda_lane_begin(%c1_i64, %c0_i64)
+// CHECK: call @rnn_cuda_lane_begin(%c2_i64, %c1_i64)
+// CHECK-NOT: call @rnn_cuda_lane_begin
+// CHECK: return {{.*}} : tensor<10x?x8xf32>
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @three_layers(%xs: tensor<10x?x8xf32>, %h0: tensor<?x8xf32>,
+                        %U: tensor<8x8xf32>) -> tensor<10x?x8xf32> {
+  %a, %ha = rnn.scan @tanh_cell inputs(%xs : tensor<10x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<10x?x8xf32>) states(tensor<?x8xf32>)
+  %b, %hb = rnn.scan @tanh_cell inputs(%a : tensor<10x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<10x?x8xf32>) states(tensor<?x8xf32>)
+  %c, %hc = rnn.scan @tanh_cell inputs(%b : tensor<10x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<10x?x8xf32>) states(tensor<?x8xf32>)
+  return %c : tensor<10x?x8xf32>
+}
+
+// -----
+
+// Left alone: a reverse scan, a scan with sequence lengths, a link that
+// reads another sequence (a residual connection: the chunk's rows of the
+// input would be needed too), and a single scan.
+// CHECK-LABEL: func.func @not_chains
+// CHECK-NOT: scf.for
+// CHECK-NOT: rnn_cuda_lane_begin
+// CHECK-COUNT-7: rnn.scan
+// CHECK-NOT: rnn.scan
+// CHECK-NOT: rnn_cuda_lane_begin
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @not_chains(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                      %U: tensor<8x8xf32>, %len: tensor<?xi64>)
+    -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>,
+        tensor<?x?x8xf32>) {
+  %r0, %rh0 = rnn.scan @tanh_cell reverse inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %r1, %rh1 = rnn.scan @tanh_cell reverse inputs(%r0 : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %l0, %lh0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      lengths(%len : tensor<?xi64>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %l1, %lh1 = rnn.scan @tanh_cell inputs(%l0 : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      lengths(%len : tensor<?xi64>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %s0, %sh0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %res = rnn.add %s0, %xs : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  %s1, %sh1 = rnn.scan @tanh_cell inputs(%res : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %one, %hone = rnn.scan @tanh_cell inputs(%l1 : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %r1, %l1, %s1, %one : tensor<?x?x8xf32>, tensor<?x?x8xf32>,
+      tensor<?x?x8xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
+// Layer 0's input projection (computed before its scan from the input
+// sequence) runs in the loop on each chunk's rows too, and a later layer's
+// initial state computed between the scans (here a tanh of it; a cast to
+// bf16 in a bf16 stack) moves before the loop.
+// CHECK-LABEL: func.func @links_and_inits
+// CHECK: %[[INIT:.*]] = rnn.tanh %arg2
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %arg1, {{.*}}, %{{.*}} = %[[INIT]])
+// CHECK: func.call @rnn_cuda_lane_begin(%c0_i64, %c-1_i64)
+// CHECK-NEXT: %[[X:.*]] = tensor.extract_slice %arg0
+// CHECK-NEXT: %[[P:.*]] = rnn.matmul %[[X]], %arg4 : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+// CHECK-NEXT: rnn.scan @tanh_cell inputs(%[[P]] : tensor<?x?x8xf32>)
+// CHECK: func.call @rnn_cuda_lane_begin(%c1_i64, %c0_i64)
+// CHECK-NOT: rnn.matmul
+// CHECK: return
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @links_and_inits(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                           %h1: tensor<?x8xf32>, %U: tensor<8x8xf32>,
+                           %W: tensor<8x8xf32>)
+    -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  %p = rnn.matmul %xs, %W : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+  %ys0, %hT0 = rnn.scan @tanh_cell inputs(%p : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %init = rnn.tanh %h1 : tensor<?x8xf32>
+  %ys1, %hT1 = rnn.scan @tanh_cell inputs(%ys0 : tensor<?x?x8xf32>)
+      init(%init : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %ys1, %hT1 : tensor<?x?x8xf32>, tensor<?x8xf32>
+}
