@@ -2,7 +2,8 @@
 # Here (the build machine): the layer-wavefront benchmark's models
 # (bench/wavefront.py) for CUDA in build/wavefront/: each stack compiled as a
 # wavefront (the default) and layer by layer (--layer-wavefront=off), one
-# layer of the same shape, and the runtime libraries. RNN_NO_BUILD=1 skips
+# layer of the same shape, the shape sweep's stacked extras (both ways), and
+# the runtime libraries. RNN_NO_BUILD=1 skips
 # building the compiler; WAVEFRONT_CHUNKS="8 16" also compiles each stack
 # with chunks of 8 and of 16 steps (NAME_chunk8.so, timed beside the rest).
 set -euo pipefail
@@ -22,6 +23,8 @@ for f in "$OUT"/mlir/*.mlir; do
     --runtime-dir "$OUT/lib" &
   case "$name" in
     *_L1) ;;
+    *_deep*) "$BUILD/bin/rnn-compile" --target=cuda --layer-wavefront=off "$f" \
+         -o "$OUT/models/${name}_layered.so" --runtime-dir "$OUT/lib" & ;;
     *) "$BUILD/bin/rnn-compile" --target=cuda --layer-wavefront=off "$f" \
          -o "$OUT/models/${name}_layered.so" --runtime-dir "$OUT/lib" &
        for c in ${WAVEFRONT_CHUNKS:-}; do

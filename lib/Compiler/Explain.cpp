@@ -131,10 +131,15 @@ StringRef carriedBy(const Application &app, unsigned index) {
 /// order; empty for any other op.
 SmallVector<scf::ExecuteRegionOp> wavefrontLanes(Operation *op) {
   SmallVector<scf::ExecuteRegionOp> lanes;
-  auto loop = dyn_cast<scf::ForOp>(op);
-  if (!loop)
+  Block *body = nullptr;
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    body = loop.getBody();
+  else if (auto group = dyn_cast<scf::ExecuteRegionOp>(op);
+           group && group.getRegion().hasOneBlock())
+    body = &group.getRegion().front();
+  if (!body)
     return lanes;
-  for (auto lane : loop.getBody()->getOps<scf::ExecuteRegionOp>()) {
+  for (auto lane : body->getOps<scf::ExecuteRegionOp>()) {
     auto calls = lane.getRegion().front().getOps<func::CallOp>();
     if (llvm::any_of(calls, [](func::CallOp call) {
           return call.getCallee() == "rnn_cuda_lane_begin";
@@ -240,20 +245,34 @@ public:
     unsigned loops = 0;
     for (Operation &funcOp : func.getBody().getOps()) {
       SmallVector<scf::ExecuteRegionOp> lanes = wavefrontLanes(&funcOp);
-      if (!lanes.empty())
+      if (!lanes.empty() && isa<scf::ForOp>(funcOp))
         os << "  layer wavefront (rnn-layer-wavefront): " << lanes.size()
            << " layers over chunks of time steps; layer l runs chunk k "
               "while layer l+1 runs chunk k-1, each layer's chunks on a "
               "stream of its own (lane l)\n";
     }
     int lastLane = -1;
+    Operation *lastGroup = nullptr;
     for (auto [opPointer, lane] : ops) {
       Operation &op = *opPointer;
       if (isFree(&op))
         continue;
-      if (lane >= 0 && lane != lastLane)
-        os << "  layer " << lane << "'s chunk (lane " << lane << "):\n";
+      // A lane's group: the loop over chunks, or scans side by side.
+      Operation *group = lane >= 0 ? op.getParentOp()->getParentOp() : nullptr;
+      bool sideBySide = group && isa<scf::ExecuteRegionOp>(group);
+      if (sideBySide && group != lastGroup)
+        os << "  side by side (rnn-layer-wavefront): "
+           << wavefrontLanes(group).size()
+           << " scans that read nothing of each other, each with its input "
+              "projection on a stream of its own\n";
+      if (lane >= 0 && (lane != lastLane || group != lastGroup))
+        os << "  "
+           << (sideBySide ? "lane " + std::to_string(lane) + ":"
+                          : "layer " + std::to_string(lane) +
+                                "'s chunk (lane " + std::to_string(lane) + "):")
+           << "\n";
       lastLane = lane;
+      lastGroup = group;
       if (std::optional<Application> app = asApplication(&op, symbols)) {
         if (app->cell) {
           explainLoop(*app);
@@ -261,12 +280,13 @@ public:
           continue;
         }
       }
-      StringRef where = lane >= 0    ? "before the chunk's loop"
+      StringRef where = lane >= 0    ? (sideBySide ? "before the lane's loop"
+                                                   : "before the chunk's loop")
                         : loops == 0 ? "before the loop"
                                      : "after a loop";
       auto role = roles.find(&op);
       std::string why = role != roles.end() ? role->second : "as written";
-      if (lane >= 0)
+      if (lane >= 0 && !sideBySide)
         if (size_t at = why.find("all T*B rows"); at != std::string::npos)
           why.replace(at, 12, "the chunk's C*B rows");
       if (auto matmul = dyn_cast<MatmulOp>(&op))

@@ -239,7 +239,8 @@ def ConvertLanesToRuntimeCalls
     After bufferization: each `scf.execute_region` that calls
     `rnn_cuda_lane_begin(lane, after)` (constants; `rnn-layer-wavefront`
     marks its lanes so) is inlined between that call, moved to its start,
-    and `rnn_cuda_lane_end(lane)` at its end, and
+    and `rnn_cuda_lane_end(lane)` at its end (and so is an
+    `scf.execute_region` that holds a group of lanes), and
     the loop that holds them is followed by `rnn_cuda_lanes_join()`, before
     anything that frees what the lanes used: the runtime issues the lane's
     work on a stream of its own that waits for lane `after`

@@ -124,6 +124,9 @@ struct ConvertLanesToRuntimeCallsPass
     Type i64 = IntegerType::get(module.getContext(), 64);
     for (auto &[block, lanes] : lanesByBlock) {
       bool concurrent = streams && onlyLanes(*block);
+      // A group of lanes side by side (rnn-layer-wavefront) is a region of
+      // its own; once its lanes are inlined, so is it, before the join.
+      auto group = dyn_cast<scf::ExecuteRegionOp>(block->getParentOp());
       if (concurrent)
         ++numConcurrent;
       else
@@ -163,6 +166,8 @@ struct ConvertLanesToRuntimeCallsPass
                              runtimeFunction(module, "rnn_cuda_lanes_join", {}),
                              ValueRange{});
       }
+      if (group)
+        inlineRegion(group);
     }
     // In order, the marks are gone, and so is their declaration.
     if (auto declaration = module.lookupSymbol<func::FuncOp>(kLaneBegin))

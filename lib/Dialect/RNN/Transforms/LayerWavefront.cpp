@@ -215,6 +215,94 @@ SmallVector<SmallVector<Layer>> findChains(Block &block,
   return chains;
 }
 
+/// The ops of `firstLayerLinks(scan)` that only `scan` and each other use
+/// (its own input projection), and the values they read from outside:
+/// what several lanes read (the concatenation of a bidirectional layer's
+/// outputs) is computed once, before the lanes.
+std::pair<SmallVector<Operation *>, SmallVector<Value>> laneLinks(ScanOp scan) {
+  SmallVector<Operation *> links = firstLayerLinks(scan).first;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    llvm::DenseSet<Operation *> kept(links.begin(), links.end());
+    kept.insert(scan);
+    auto shared = [&](Operation *link) {
+      return llvm::any_of(link->getUsers(), [&](Operation *user) {
+        return !kept.contains(user);
+      });
+    };
+    auto it = llvm::find_if(links, shared);
+    if (it != links.end()) {
+      links.erase(it);
+      changed = true;
+    }
+  }
+  llvm::SetVector<Value> reads;
+  llvm::DenseSet<Operation *> inLane(links.begin(), links.end());
+  SmallVector<Operation *> laneOps(links);
+  laneOps.push_back(scan);
+  for (Operation *op : laneOps)
+    for (Value operand : op->getOperands())
+      if (!inLane.contains(operand.getDefiningOp()))
+        reads.insert(operand);
+  return {links, SmallVector<Value>(reads.begin(), reads.end())};
+}
+
+/// Whether `op` (in `block`, after `start`) depends on any of `scans`
+/// through ops of the block.
+bool dependsOn(Operation *op, ArrayRef<ScanOp> scans, Operation *start) {
+  SmallVector<Operation *> worklist{op};
+  llvm::DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Operation *current = worklist.pop_back_val();
+    if (!seen.insert(current).second)
+      continue;
+    for (Value operand : current->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || def->getBlock() != op->getBlock() ||
+          def->isBeforeInBlock(start))
+        continue;
+      if (llvm::is_contained(scans, def))
+        return true;
+      worklist.push_back(def);
+    }
+  }
+  return false;
+}
+
+/// Groups of at least two scans in `block` that read nothing of each other
+/// (the forward and reverse scans of a bidirectional layer), consecutive
+/// among the block's scans, at most 16: each can run in a lane of its own
+/// with its input projection, once what else it reads is computed before
+/// the first.
+SmallVector<SmallVector<ScanOp>> findSideBySide(Block &block,
+                                                DominanceInfo &dominance) {
+  SmallVector<SmallVector<ScanOp>> groups;
+  SmallVector<ScanOp> scans(block.getOps<ScanOp>());
+  unsigned index = 0;
+  while (index < scans.size()) {
+    SmallVector<ScanOp> group{scans[index]};
+    ScanOp start = scans[index];
+    for (++index; index < scans.size() && group.size() < 16; ++index) {
+      ScanOp next = scans[index];
+      if (dependsOn(next, group, start))
+        break;
+      // What the scan and its projection read must be there before the
+      // group (weights, the input sequence, initial states).
+      SmallVector<Value> reads = laneLinks(next).second;
+      bool ready = llvm::all_of(reads, [&](Value v) {
+        return makeAvailableBefore(v, start, dominance);
+      });
+      if (!ready)
+        break;
+      group.push_back(next);
+    }
+    if (group.size() >= 2)
+      groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 /// `type` ([T, B, N]) with a dynamic time axis.
 RankedTensorType withDynamicTime(Type type) {
   auto tensor = cast<RankedTensorType>(type);
@@ -275,6 +363,26 @@ Value automaticChunk(OpBuilder &b, Location loc, Value steps) {
       b, loc, arith::ConstantIndexOp::create(b, loc, 1), chunk);
 }
 
+/// A lane: an `scf.execute_region` (no_inline) of `types` whose block starts
+/// with its mark, `rnn_cuda_lane_begin(lane, after)`, which survives every
+/// rewrite up to convert-lanes-to-runtime-calls (an attribute would not
+/// survive bufferization). `body` is set to build the rest of the block.
+scf::ExecuteRegionOp createLane(OpBuilder &b, Location loc, TypeRange types,
+                                func::FuncOp laneBegin, int64_t lane,
+                                int64_t after, OpBuilder &body) {
+  auto region = scf::ExecuteRegionOp::create(b, loc, types);
+  region.setNoInline(true);
+  auto *block = new Block();
+  region.getRegion().push_back(block);
+  body.setInsertionPointToEnd(block);
+  Type i64 = body.getI64Type();
+  func::CallOp::create(
+      body, loc, laneBegin,
+      ValueRange{arith::ConstantIntOp::create(body, loc, i64, lane),
+                 arith::ConstantIntOp::create(body, loc, i64, after)});
+  return region;
+}
+
 struct LayerWavefrontPass
     : public rnn::impl::LayerWavefrontBase<LayerWavefrontPass> {
   using LayerWavefrontBase::LayerWavefrontBase;
@@ -292,6 +400,19 @@ struct LayerWavefrontPass
     return func;
   }
 
+  /// What `find(block, dominance)` finds in every function's body, found
+  /// before anything is rewritten.
+  template <typename Find> auto inFunctionBodies(Find find) {
+    decltype(find(std::declval<Block &>(),
+                  std::declval<DominanceInfo &>())) found;
+    getOperation().walk([&](func::FuncOp func) {
+      DominanceInfo dominance(func);
+      for (Block &block : func.getBody())
+        llvm::append_range(found, find(block, dominance));
+    });
+    return found;
+  }
+
   void runOnOperation() override {
     if (chunkSteps < 0) {
       mlir::emitError(getOperation().getLoc(),
@@ -300,16 +421,63 @@ struct LayerWavefrontPass
           << int64_t(chunkSteps);
       return signalPassFailure();
     }
-    SmallVector<SmallVector<Layer>> chains;
-    getOperation().walk([&](func::FuncOp func) {
-      DominanceInfo dominance(func);
-      for (Block &block : func.getBody())
-        llvm::append_range(chains, findChains(block, dominance));
-    });
-    for (SmallVector<Layer> &chain : chains) {
+    for (SmallVector<Layer> &chain : inFunctionBodies(findChains)) {
       rewriteChain(chain);
       ++numChains;
       numLayers += chain.size();
+    }
+    // Then the scans that read nothing of each other (the two directions
+    // of a bidirectional layer), among those no chain took.
+    for (SmallVector<ScanOp> &group : inFunctionBodies(findSideBySide)) {
+      rewriteSideBySide(group);
+      ++numSideBySide;
+    }
+  }
+
+  /// Lanes of one group for `scans`, which read nothing of each other: each
+  /// scan, with the row-wise ops before it that compute its inputs (its
+  /// input projection), in a lane of its own that waits for no other.
+  void rewriteSideBySide(ArrayRef<ScanOp> scans) {
+    func::FuncOp laneBegin = laneBeginDeclaration();
+    ScanOp first = scans.front();
+    Location loc = first.getLoc();
+    OpBuilder b(first);
+    SmallVector<Type> types;
+    for (ScanOp scan : scans)
+      llvm::append_range(types, scan->getResultTypes());
+    auto group = scf::ExecuteRegionOp::create(b, loc, types);
+    group.setNoInline(true);
+    auto *groupBody = new Block();
+    group.getRegion().push_back(groupBody);
+    OpBuilder gb = OpBuilder::atBlockEnd(groupBody);
+    SmallVector<Value> results;
+    SmallVector<SmallVector<Operation *>> allLinks;
+    for (auto [index, scan] : llvm::enumerate(scans)) {
+      OpBuilder rb(gb.getContext());
+      auto lane = createLane(gb, loc, scan->getResultTypes(), laneBegin, index,
+                             /*after=*/-1, rb);
+      IRMapping mapping;
+      SmallVector<Operation *> links = laneLinks(scan).first;
+      for (Operation *link : links)
+        rb.clone(*link, mapping);
+      Operation *clone = rb.clone(*scan, mapping);
+      scf::YieldOp::create(rb, loc, clone->getResults());
+      llvm::append_range(results, lane.getResults());
+      allLinks.push_back(std::move(links));
+    }
+    scf::YieldOp::create(gb, loc, results);
+    unsigned position = 0;
+    for (ScanOp scan : scans) {
+      unsigned count = scan->getNumResults();
+      scan->replaceAllUsesWith(group.getResults().slice(position, count));
+      position += count;
+    }
+    for (auto [scan, links] :
+         llvm::zip(llvm::reverse(scans), llvm::reverse(allLinks))) {
+      scan->erase();
+      for (Operation *link : llvm::reverse(links))
+        if (link->use_empty())
+          link->erase();
     }
   }
 
@@ -370,20 +538,9 @@ struct LayerWavefrontPass
 
             SmallVector<Type> resultTypes(sequences.getTypes());
             llvm::append_range(resultTypes, states.getTypes());
-            auto lane = scf::ExecuteRegionOp::create(lb, loc, resultTypes);
-            lane.setNoInline(true);
-            auto *body = new Block();
-            lane.getRegion().push_back(body);
-            OpBuilder rb = OpBuilder::atBlockEnd(body);
-            // The mark that makes the region a lane: it survives every
-            // rewrite up to convert-lanes-to-runtime-calls (an attribute
-            // would not survive bufferization).
-            Type i64 = rb.getI64Type();
-            func::CallOp::create(
-                rb, loc, laneBegin,
-                ValueRange{arith::ConstantIntOp::create(rb, loc, i64, index),
-                           arith::ConstantIntOp::create(rb, loc, i64,
-                                                        int64_t(index) - 1)});
+            OpBuilder rb(lb.getContext());
+            auto lane = createLane(lb, loc, resultTypes, laneBegin, index,
+                                   int64_t(index) - 1, rb);
 
             // The chunk's input rows: of the sequence for the first layer,
             // else the link ops over the previous layer's chunk.

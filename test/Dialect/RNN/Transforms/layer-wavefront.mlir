@@ -107,11 +107,13 @@ func.func @three_layers(%xs: tensor<10x?x8xf32>, %h0: tensor<?x8xf32>,
 
 // Left alone: a reverse scan, a scan with sequence lengths, a link that
 // reads another sequence (a residual connection: the chunk's rows of the
-// input would be needed too), and a single scan.
+// input would be needed too), and a single scan; each scan reads the one
+// before, so none can run beside another either.
 // CHECK-LABEL: func.func @not_chains
 // CHECK-NOT: scf.for
+// CHECK-NOT: scf.execute_region
 // CHECK-NOT: rnn_cuda_lane_begin
-// CHECK-COUNT-7: rnn.scan
+// CHECK-COUNT-6: rnn.scan
 // CHECK-NOT: rnn.scan
 // CHECK-NOT: rnn_cuda_lane_begin
 rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
@@ -123,15 +125,14 @@ rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
 }
 func.func @not_chains(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
                       %U: tensor<8x8xf32>, %len: tensor<?xi64>)
-    -> (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>,
-        tensor<?x?x8xf32>) {
+    -> tensor<?x?x8xf32> {
   %r0, %rh0 = rnn.scan @tanh_cell reverse inputs(%xs : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   %r1, %rh1 = rnn.scan @tanh_cell reverse inputs(%r0 : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  %l0, %lh0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+  %l0, %lh0 = rnn.scan @tanh_cell inputs(%r1 : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       lengths(%len : tensor<?xi64>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
@@ -139,18 +140,14 @@ func.func @not_chains(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       lengths(%len : tensor<?xi64>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  %s0, %sh0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+  %s0, %sh0 = rnn.scan @tanh_cell inputs(%l1 : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   %res = rnn.add %s0, %xs : tensor<?x?x8xf32>, tensor<?x?x8xf32>
   %s1, %sh1 = rnn.scan @tanh_cell inputs(%res : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  %one, %hone = rnn.scan @tanh_cell inputs(%l1 : tensor<?x?x8xf32>)
-      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
-      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  return %r1, %l1, %s1, %one : tensor<?x?x8xf32>, tensor<?x?x8xf32>,
-      tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  return %s1 : tensor<?x?x8xf32>
 }
 
 // -----
@@ -189,4 +186,58 @@ func.func @links_and_inits(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
       init(%init : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   return %ys1, %hT1 : tensor<?x?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// Two bidirectional layers: each layer's forward and reverse scans, which
+// read nothing of each other, run side by side, each in a lane of its own
+// with its input projection and waiting for no other; layer 1 reads the
+// concatenation after layer 0's group.
+// CHECK-LABEL: func.func @bidirectional
+// CHECK: %[[G0:.*]]:4 = scf.execute_region
+// CHECK-NEXT: scf.execute_region
+// CHECK: func.call @rnn_cuda_lane_begin(%c0_i64{{.*}}, %c-1_i64{{.*}})
+// CHECK-NEXT: rnn.matmul %arg0, %arg2
+// CHECK-NEXT: rnn.scan @tanh_cell inputs
+// CHECK: func.call @rnn_cuda_lane_begin(%c1_i64{{.*}}, %c-1_i64{{.*}})
+// CHECK-NEXT: rnn.matmul %arg0, %arg3
+// CHECK-NEXT: rnn.scan @tanh_cell reverse inputs
+// CHECK: %[[Y0:.*]] = rnn.concat %[[G0]]#0, %[[G0]]#2
+// CHECK: scf.execute_region
+// CHECK: func.call @rnn_cuda_lane_begin(%c0_i64{{.*}}, %c-1_i64{{.*}})
+// CHECK-NEXT: rnn.matmul %[[Y0]], %arg4
+// CHECK: func.call @rnn_cuda_lane_begin(%c1_i64{{.*}}, %c-1_i64{{.*}})
+// CHECK-NEXT: rnn.matmul %[[Y0]], %arg5
+// CHECK-NEXT: rnn.scan @tanh_cell reverse inputs
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @bidirectional(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                         %W0f: tensor<8x8xf32>, %W0r: tensor<8x8xf32>,
+                         %W1f: tensor<8x16xf32>, %W1r: tensor<8x16xf32>,
+                         %U: tensor<8x8xf32>) -> tensor<?x?x16xf32> {
+  %p0f = rnn.matmul %xs, %W0f : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+  %f0, %hf0 = rnn.scan @tanh_cell inputs(%p0f : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %p0r = rnn.matmul %xs, %W0r : tensor<?x?x8xf32>, tensor<8x8xf32> -> tensor<?x?x8xf32>
+  %r0, %hr0 = rnn.scan @tanh_cell reverse inputs(%p0r : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y0 = rnn.concat %f0, %r0 : tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x16xf32>
+  %p1f = rnn.matmul %y0, %W1f : tensor<?x?x16xf32>, tensor<8x16xf32> -> tensor<?x?x8xf32>
+  %f1, %hf1 = rnn.scan @tanh_cell inputs(%p1f : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %p1r = rnn.matmul %y0, %W1r : tensor<?x?x16xf32>, tensor<8x16xf32> -> tensor<?x?x8xf32>
+  %r1, %hr1 = rnn.scan @tanh_cell reverse inputs(%p1r : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y1 = rnn.concat %f1, %r1 : tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x16xf32>
+  return %y1 : tensor<?x?x16xf32>
 }

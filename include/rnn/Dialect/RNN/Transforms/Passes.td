@@ -338,7 +338,14 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
     `chunk-steps` = 0 takes C = ceil(sqrt(3 T)) at run time: layer l
     starts l·C steps after layer 0, and each chunk costs each layer a fixed
     time (its projection's launch, the switch of streams) that larger
-    chunks spread over more steps. Scans run backwards, or with
+    chunks spread over more steps.
+
+    Then scans that read nothing of each other, consecutive among a
+    block's scans (the forward and reverse scans of a bidirectional
+    layer), run side by side: an `scf.execute_region` holds one lane per
+    scan, with the row-wise ops that compute its inputs (its input
+    projection), each waiting for no other lane; what else they read moves
+    before the group. Scans run backwards, or with
     sequence lengths, and chains whose links are not row-wise ops over the
     sequence (`rnn.matmul`, element-wise ops, casts) are left as they are.
   }];
@@ -353,7 +360,9 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numChains", "chains", "Chains of scans made wavefronts">,
-    Statistic<"numLayers", "layers", "Scans in those chains">
+    Statistic<"numLayers", "layers", "Scans in those chains">,
+    Statistic<"numSideBySide", "side-by-side",
+              "Groups of independent scans put side by side">
   ];
 }
 
