@@ -46,13 +46,16 @@ constexpr llvm::StringLiteral kLaneBegin = "rnn_cuda_lane_begin";
 struct Layer {
   ScanOp scan;
   SmallVector<Operation *> links;
+  /// Sequences from before the chain that the links or the scan read
+  /// besides the previous layer's outputs.
+  SmallVector<Value> sources;
 };
 
 /// Whether `scan` can run chunk by chunk: forward, every row the full
 /// length, sequences [T, B, N] with a static N, and final states of the
 /// types of its initial ones (a chunk's final states start the next).
 bool isChunkable(ScanOp scan) {
-  if (scan.getReverse() || scan.getLengths() || scan.getInputs().empty() ||
+  if (scan.getLengths() || scan.getInputs().empty() ||
       scan.getOutputs().empty())
     return false;
   auto isSequence = [](Type type) {
@@ -91,17 +94,55 @@ bool makeAvailableBefore(Value value, Operation *first,
   return true;
 }
 
-/// The ops between `previous` and `next` (a later scan in the same block)
-/// that compute `next`'s inputs from `previous`'s output sequences, row by
-/// row over the sequence, reading nothing else but values available before
-/// `first`; fails when an input depends on anything else.
-FailureOr<SmallVector<Operation *>> linkOps(ScanOp previous, ScanOp next,
-                                            Operation *first,
-                                            DominanceInfo &dominance) {
+/// The operands of the row-wise `op` that are sequences ([T, B, N]), which
+/// a chunk slices: a product's left operand (and accumulator), any rank-3
+/// operand of the element-wise ops. A weight is never sliced, whatever its
+/// rank (a head-wise product's [NH, G N, N]).
+SmallVector<Value> sequenceOperands(Operation *op) {
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    SmallVector<Value> operands{matmul.getLhs()};
+    if (Value acc = matmul.getAcc())
+      operands.push_back(acc);
+    return operands;
+  }
+  if (auto headwise = dyn_cast<HeadwiseMatmulOp>(op))
+    return {headwise.getLhs()};
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    if (auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+        tensor && tensor.getRank() == 3)
+      operands.push_back(operand);
+  return operands;
+}
+
+/// Whether `value` is computed, through ops of `block`, from a scan's
+/// results.
+bool computedByScan(Value value, Block *block) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != block || !seen.insert(def).second)
+      continue;
+    if (isa<ScanOp>(def))
+      return true;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
+/// How a layer of a chain reads the one before: the ops between `previous`
+/// and `next` (a later scan in the same block) that compute `next`'s inputs
+/// row by row over the sequence from `previous`'s output sequences, and the
+/// other sequences they (or `next`) read, computed before `first` (a
+/// backward's saved gates, a residual input); the loop slices both. Fails
+/// when an input depends on anything else.
+FailureOr<std::pair<SmallVector<Operation *>, SmallVector<Value>>>
+linkOps(ScanOp previous, ScanOp next, Operation *first,
+        DominanceInfo &dominance) {
   llvm::SetVector<Operation *> slice;
+  llvm::SetVector<Value> sources;
   SmallVector<Value> worklist(next.getInputs().begin(), next.getInputs().end());
-  // The worklist holds sequences ([T, B, N]): each must come from the
-  // previous layer's outputs through row-wise ops in between.
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     if (value.getDefiningOp() == previous.getOperation()) {
@@ -110,28 +151,35 @@ FailureOr<SmallVector<Operation *>> linkOps(ScanOp previous, ScanOp next,
       continue;
     }
     Operation *def = value.getDefiningOp();
-    if (!def || def->getBlock() != next->getBlock() ||
-        !previous->isBeforeInBlock(def) || !isPure(def) ||
-        !isRankPolymorphic(def) || def->getNumResults() != 1)
+    bool between = def && def->getBlock() == next->getBlock() &&
+                   previous->isBeforeInBlock(def);
+    if (!between) {
+      // Not another scan's output: the scans that could run beside the
+      // chain (the other direction of a bidirectional stack) do so
+      // instead.
+      if (computedByScan(value, next->getBlock()) ||
+          !makeAvailableBefore(value, first, dominance))
+        return failure();
+      sources.insert(value);
+      continue;
+    }
+    if (!isPure(def) || !isRankPolymorphic(def) || def->getNumResults() != 1)
       return failure();
     if (!slice.insert(def))
       continue;
-    for (Value operand : def->getOperands()) {
-      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
-      if (tensor && tensor.getRank() == 3) {
-        worklist.push_back(operand);
-        continue;
-      }
-      // Operands of lower rank broadcast over the sequence (biases,
-      // weights, scalars); they must exist before the loop.
-      if (!availableBefore(operand, first, dominance))
+    SmallVector<Value> sequences = sequenceOperands(def);
+    llvm::append_range(worklist, sequences);
+    // The rest broadcast over the sequence (biases, weights, scalars); they
+    // must exist before the loop.
+    for (Value operand : def->getOperands())
+      if (!llvm::is_contained(sequences, operand) &&
+          !makeAvailableBefore(operand, first, dominance))
         return failure();
-    }
   }
   SmallVector<Operation *> ops(slice.begin(), slice.end());
   llvm::sort(ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ops;
+  return std::make_pair(ops, SmallVector<Value>(sources.begin(), sources.end()));
 }
 
 /// The ops before `first` (a chain's first scan) that compute its inputs
@@ -154,11 +202,7 @@ firstLayerLinks(ScanOp first) {
     }
     if (!slice.insert(def))
       continue;
-    for (Value operand : def->getOperands()) {
-      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
-      if (tensor && tensor.getRank() == 3)
-        worklist.push_back(operand);
-    }
+    llvm::append_range(worklist, sequenceOperands(def));
   }
   SmallVector<Operation *> ops(slice.begin(), slice.end());
   llvm::sort(ops,
@@ -183,7 +227,8 @@ SmallVector<SmallVector<Layer>> findChains(Block &block,
     if (!operandsReady)
       continue;
     for (ScanOp next : ArrayRef<ScanOp>(scans).drop_front(index + 1)) {
-      if (taken.contains(next) || !isChunkable(next))
+      if (taken.contains(next) || !isChunkable(next) ||
+          next.getReverse() != start.getReverse())
         continue;
       ScanOp previous = chain.back().scan;
       // A scan that reads nothing computed after the previous one (the
@@ -200,11 +245,11 @@ SmallVector<SmallVector<Layer>> findChains(Block &block,
       bool ready = llvm::all_of(
           llvm::concat<Value>(next.getInit(), next.getParams()),
           [&](Value v) { return makeAvailableBefore(v, start, dominance); });
-      FailureOr<SmallVector<Operation *>> links =
-          linkOps(previous, next, start, dominance);
+      auto links = linkOps(previous, next, start, dominance);
       if (!ready || failed(links))
         break;
-      chain.push_back({next, std::move(*links)});
+      chain.push_back({next, std::move(links->first),
+                       std::move(links->second)});
     }
     if (chain.size() < 2)
       continue;
@@ -484,6 +529,7 @@ struct LayerWavefrontPass
   void rewriteChain(ArrayRef<Layer> chain) {
     func::FuncOp laneBegin = laneBeginDeclaration();
     ScanOp first = chain.front().scan;
+    bool reverse = first.getReverse();
     Location loc = first.getLoc();
     OpBuilder b(first);
     auto firstLayer = firstLayerLinks(first);
@@ -522,9 +568,15 @@ struct LayerWavefrontPass
     auto loop = scf::ForOp::create(
         b, loc, zero, chunks, one, inits,
         [&](OpBuilder &lb, Location loc, Value k, ValueRange carried) {
-          Value start = arith::MulIOp::create(lb, loc, k, chunk);
-          Value left = arith::SubIOp::create(lb, loc, steps, start);
+          // Chunk k: rows [k C, min((k + 1) C, T)); for reverse scans,
+          // which run from the last row, rows [max(T - (k + 1) C, 0),
+          // T - k C).
+          Value done = arith::MulIOp::create(lb, loc, k, chunk);
+          Value left = arith::SubIOp::create(lb, loc, steps, done);
           Value count = arith::MinUIOp::create(lb, loc, chunk, left);
+          Value start =
+              reverse ? Value(arith::SubIOp::create(lb, loc, left, count))
+                      : done;
           SmallVector<Value> yielded;
           SmallVector<Value> previousOutputs;
           unsigned position = 0;
@@ -560,6 +612,9 @@ struct LayerWavefrontPass
                 chunkInputs.push_back(mapping.lookup(in));
             } else {
               ScanOp previous = chain[index - 1].scan;
+              for (Value source : layer.sources)
+                mapping.map(source, timeSlice(rb, loc, source, start, count,
+                                              batch));
               for (auto [output, full] :
                    llvm::zip(previous.getOutputs(), previousOutputs))
                 mapping.map(output,
@@ -578,7 +633,8 @@ struct LayerWavefrontPass
             auto chunkScan = ScanOp::create(
                 rb, loc, chunkOutputTypes, scan.getFinalStates().getTypes(),
                 scan.getCellAttr(), chunkInputs, states, scan.getParams(),
-                /*lengths=*/Value(), /*reverse=*/UnitAttr());
+                /*lengths=*/Value(),
+                reverse ? lb.getUnitAttr() : UnitAttr());
             chunkScan->setDiscardableAttrs(
                 scan->getDiscardableAttrDictionary());
             SmallVector<Value> laneResults;

@@ -105,10 +105,10 @@ func.func @three_layers(%xs: tensor<10x?x8xf32>, %h0: tensor<?x8xf32>,
 
 // -----
 
-// Left alone: a reverse scan, a scan with sequence lengths, a link that
-// reads another sequence (a residual connection: the chunk's rows of the
-// input would be needed too), and a single scan; each scan reads the one
-// before, so none can run beside another either.
+// Left alone: a reverse scan and a forward one, scans with sequence
+// lengths, a link that reads the previous layer's final state (known only
+// after its last chunk); each scan reads the one before, so none can run
+// beside another either.
 // CHECK-LABEL: func.func @not_chains
 // CHECK-NOT: scf.for
 // CHECK-NOT: scf.execute_region
@@ -129,7 +129,7 @@ func.func @not_chains(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
   %r0, %rh0 = rnn.scan @tanh_cell reverse inputs(%xs : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  %r1, %rh1 = rnn.scan @tanh_cell reverse inputs(%r0 : tensor<?x?x8xf32>)
+  %r1, %rh1 = rnn.scan @tanh_cell inputs(%r0 : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   %l0, %lh0 = rnn.scan @tanh_cell inputs(%r1 : tensor<?x?x8xf32>)
@@ -143,7 +143,7 @@ func.func @not_chains(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
   %s0, %sh0 = rnn.scan @tanh_cell inputs(%l1 : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
-  %res = rnn.add %s0, %xs : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  %res = rnn.add %s0, %sh0 : tensor<?x?x8xf32>, tensor<?x8xf32>
   %s1, %sh1 = rnn.scan @tanh_cell inputs(%res : tensor<?x?x8xf32>)
       init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
@@ -240,4 +240,67 @@ func.func @bidirectional(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   %y1 = rnn.concat %f1, %r1 : tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x16xf32>
   return %y1 : tensor<?x?x16xf32>
+}
+
+// -----
+
+// A chain of reverse scans (a stack's backward) runs over chunks from the
+// last rows: chunk k covers rows [max(T - (k + 1) C, 0), T - k C).
+// CHECK-LABEL: func.func @reverse_chain
+// CHECK: scf.for %[[K:.*]] = %c0 to
+// CHECK: %[[DONE:.*]] = arith.muli %[[K]], %[[C:.*]] : index
+// CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %[[DONE]]
+// CHECK: %[[COUNT:.*]] = arith.minui %[[C]], %[[LEFT]]
+// CHECK: %[[START:.*]] = arith.subi %[[LEFT]], %[[COUNT]]
+// CHECK: call @rnn_cuda_lane_begin(%c0_i64, %c-1_i64)
+// CHECK: tensor.extract_slice %arg0[%[[START]], 0, 0] [%[[COUNT]],
+// CHECK: rnn.scan @tanh_cell reverse inputs
+// CHECK: call @rnn_cuda_lane_begin(%c1_i64, %c0_i64)
+// CHECK: rnn.scan @tanh_cell reverse inputs
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @reverse_chain(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                         %U: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  %r0, %rh0 = rnn.scan @tanh_cell reverse inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %r1, %rh1 = rnn.scan @tanh_cell reverse inputs(%r0 : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %r1 : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A link may read other sequences computed before the chain (a residual
+// connection; a backward's saved gates): the loop slices them too.
+// CHECK-LABEL: func.func @residual
+// CHECK: scf.for
+// CHECK: call @rnn_cuda_lane_begin(%c1_i64, %c0_i64)
+// CHECK-DAG: %[[X:.*]] = tensor.extract_slice %arg0[
+// CHECK-DAG: %[[Y:.*]] = tensor.extract_slice %{{.*}}#0[
+// CHECK: %[[SUM:.*]] = rnn.add %[[Y]], %[[X]]
+// CHECK: rnn.scan @tanh_cell inputs(%[[SUM]] : tensor<?x?x8xf32>)
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @residual(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
+                    %U: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  %s0, %sh0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %res = rnn.add %s0, %xs : tensor<?x?x8xf32>, tensor<?x?x8xf32>
+  %s1, %sh1 = rnn.scan @tanh_cell inputs(%res : tensor<?x?x8xf32>)
+      init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %s1 : tensor<?x?x8xf32>
 }
