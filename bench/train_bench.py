@@ -12,7 +12,9 @@ around each step, warm-up first, median of 15 calls in each of 3 alternating rou
 the spread (min and max over the rounds' calls).
 
     python3 bench/train_bench.py MODEL_DIR OUT_JSON [--precisions fp32,bf16]
-        [--configs medium,...] [--profile N]
+        [--configs medium,...] [--profile N] [--compare DIR]
+(deep4 only when --configs names it; --compare times DIR's models of the same shapes,
+compiled otherwise, in the same rounds.)
 (bench/training-gpu-run.sh runs it with the right library path.)
 """
 import json
@@ -40,11 +42,11 @@ BASELINES = {"fp32": (("cudnn_fp32", torch.float32), ("cudnn_fp16", torch.float1
              "bf16": (("cudnn_fp16", torch.float16), ("cudnn_bf16", torch.bfloat16))}
 
 
-def configs():
-    """The shapes timed: bench/configs.json but deep4 (its layers are medium's), then
-    EXTRA_CONFIGS."""
+def configs(names=()):
+    """The shapes timed: bench/configs.json but deep4 (its layers are medium's) unless
+    `names` asks for it, then EXTRA_CONFIGS."""
     shapes = json.load(open(os.path.join(HERE, "configs.json")))["configs"]
-    return [c for c in shapes if c["name"] != "deep4"] + EXTRA_CONFIGS
+    return [c for c in shapes if c["name"] != "deep4" or "deep4" in names] + EXTRA_CONFIGS
 
 
 def model_file(kind, precision, config):
@@ -144,14 +146,14 @@ def step_functions(kind, precision, config, model_dir):
     return ours_step, baselines, errors
 
 
-def main(model_dir, out_path, precisions, names, profile):
+def main(model_dir, out_path, precisions, names, profile, compare=None):
     rows, failed = [], 0
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, "
           f"cuDNN {torch.backends.cudnn.version()}; one training step, ms (median of "
           f"{ROUNDS}x{REPEATS} calls in alternating rounds; min-max)")
     for precision in precisions:
         for kind in ("lstm", "gru"):
-            for config in configs():
+            for config in configs(names):
                 if names and config["name"] not in names:
                     continue
                 # Everything of a shape, the check included, on one stream: autograd then
@@ -161,6 +163,12 @@ def main(model_dir, out_path, precisions, names, profile):
                 with torch.cuda.stream(stream):
                     ours, baselines, errors = step_functions(kind, precision, config, model_dir)
                     fns = [ours] + list(baselines.values())
+                    if compare:
+                        # The same shape compiled otherwise (--compare), same inputs.
+                        other, _, other_errors = step_functions(kind, precision, config,
+                                                                compare)
+                        errors.update((f"compare {k}", v) for k, v in other_errors.items())
+                        fns.append(other)
                     samples = [[] for _ in fns]
                     for _ in range(ROUNDS):
                         for i, fn in enumerate(fns):
@@ -172,6 +180,7 @@ def main(model_dir, out_path, precisions, names, profile):
                         breakdown.update((name, kernel_breakdown(fn, True))
                                          for name, fn in baselines.items())
                 del ours, baselines, fns
+                other = None
                 torch.cuda.empty_cache()
                 worst = max(errors.values())
                 ok = worst <= LIMITS[precision]
@@ -184,6 +193,10 @@ def main(model_dir, out_path, precisions, names, profile):
                 for (name, _), m, s in zip(BASELINES[precision], med[1:], samples[1:]):
                     row[f"{name}_ms"] = m
                     row[f"{name}_range"] = [min(s), max(s)]
+                if compare:
+                    row["compare_dir"] = os.path.basename(os.path.normpath(compare))
+                    row["compare_ms"] = med[-1]
+                    row["compare_range"] = [min(samples[-1]), max(samples[-1])]
                 if breakdown:
                     row["profile"] = breakdown
                 rows.append(row)
@@ -191,7 +204,9 @@ def main(model_dir, out_path, precisions, names, profile):
                       f"grads max rel err {worst:.1e} | ours {med[0]:8.3f} "
                       f"({min(samples[0]):.3f}-{max(samples[0]):.3f}) | " + " | ".join(
                           f"{name} {m:8.3f} ({m / med[0]:.2f}x)"
-                          for (name, _), m in zip(BASELINES[precision], med[1:])), flush=True)
+                          for (name, _), m in zip(BASELINES[precision], med[1:])) +
+                      (f" | compare {med[-1]:8.3f} ({med[-1] / med[0]:.2f}x)" if compare else ""),
+                      flush=True)
                 for label, p in breakdown.items():
                     print_breakdown(label, p, profile)
     with open(out_path, "w") as f:
@@ -210,6 +225,9 @@ if __name__ == "__main__":
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="after the timings, the N longest GPU kernels of one step of "
                              "each (torch.profiler; all of them in the JSON)")
+    parser.add_argument("--compare", default=None, metavar="DIR",
+                        help="also time the models of DIR (the same shapes compiled "
+                             "otherwise) in the same rounds")
     args = parser.parse_args()
     sys.exit(main(args.model_dir, args.out_json, args.precisions.split(","),
-                  [n for n in args.configs.split(",") if n], args.profile))
+                  [n for n in args.configs.split(",") if n], args.profile, args.compare))

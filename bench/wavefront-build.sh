@@ -34,5 +34,21 @@ for f in "$OUT"/mlir/*.mlir; do
   esac
   wait
 done
+# WAVEFRONT_TRAINING=1: the stacks bench/train_bench.py times (throughput,
+# deep4) with --training, as wavefronts (train/) and layer by layer
+# (train-layered/).
+if [ -n "${WAVEFRONT_TRAINING:-}" ]; then
+  mkdir -p "$OUT/train-src" "$OUT/train" "$OUT/train-layered"
+  python3 "$ROOT/bench/make_models.py" "$OUT/train-src" >/dev/null
+  for f in "$OUT"/train-src/{lstm,gru}{,_bf16}_I*_H*_L[24].mlir; do
+    name=$(basename "$f" .mlir)
+    "$BUILD/bin/rnn-compile" --target=cuda --training "$f" \
+      -o "$OUT/train/$name.so" --runtime-dir "$OUT/lib" &
+    "$BUILD/bin/rnn-compile" --target=cuda --training --layer-wavefront=off "$f" \
+      -o "$OUT/train-layered/$name.so" --runtime-dir "$OUT/lib" &
+    wait
+  done
+  rm -rf "$OUT/train-src"
+fi
 rm "$OUT/lib/rnn_device_library.bc"
 echo "wavefront-build: $(ls "$OUT/models" | wc -l) models in $OUT ($(du -sh "$OUT" | cut -f1))"
