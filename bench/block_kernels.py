@@ -34,6 +34,8 @@ sys.path.insert(0, os.path.join(ROOT, "test", "python"))
 # clusters of blocks share; head-wise cells then take 4 heads of H // 4 units.
 SIZES = tuple(int(s) for s in os.environ.get("RNN_BLOCK_SIZES", "17,64,100").split(","))
 HEADWISE_SIZES = {17: 68, 64: 64, 100: 100}  # 4 heads of 17, 16 and 25 units
+# RNN_BLOCK_CELLS (comma-separated) keeps those zoo cells only, e.g. "lstm,gru".
+CELLS = tuple(c for c in os.environ.get("RNN_BLOCK_CELLS", "").split(",") if c)
 INPUT = 24
 CHECK_BATCHES = (1, 3, 5, 16, 64)
 TIME_BATCHES = (1, 16, 64)
@@ -51,6 +53,8 @@ def build(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     plan = []
     for cell, (_, _, kwargs, _) in sorted(ZOO.items()):
+        if CELLS and cell not in CELLS:
+            continue
         for size in SIZES:
             H = HEADWISE_SIZES.get(size, 4 * (size // 4)) if cell in HEADWISE else size
             extra = dict(kwargs)

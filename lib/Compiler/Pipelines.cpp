@@ -185,8 +185,11 @@ static bool supportsDependentLaunch(llvm::StringRef chip) {
 
 /// The most blocks of a cluster a block kernel may spread a head over on
 /// `chip`: clusters (and distributed shared memory) need sm_90; 8 is the
-/// portable cluster size.
+/// portable cluster size, and sm_90 (the H100, H200) runs 16 where the
+/// kernel allows a non-portable size (the runtime does).
 int64_t maxBlockKernelCluster(llvm::StringRef chip) {
+  if (chip.starts_with("sm_90"))
+    return 16;
   return supportsDependentLaunch(chip) ? 8 : 1;
 }
 

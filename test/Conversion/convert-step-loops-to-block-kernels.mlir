@@ -1,8 +1,9 @@
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels --split-input-file | FileCheck %s
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-shared-bytes=128 --split-input-file | FileCheck %s --check-prefix=SMALL
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=8 --split-input-file | FileCheck %s --check-prefix=CLUSTER
-// RUN: not rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=16 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CLUSTER
-// BAD-CLUSTER: error: convert-step-loops-to-block-kernels: max-cluster-size must be 1 to 8, got 16
+// RUN: not rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=32 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CLUSTER
+// RUN: not rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=12 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CLUSTER
+// BAD-CLUSTER: error: convert-step-loops-to-block-kernels: max-cluster-size must be a power of two from 1 to 16, got {{32|12}}
 
 // A vanilla RNN step (f32, H = 32, one gate) whose product accumulates onto
 // the step's projection: one kernel of B blocks; each unit's 32 inputs are

@@ -364,7 +364,9 @@ def ConvertStepLoopsToBlockKernels
     last step.
 
     With `max-cluster-size` above 1 (sm_90), a head whose weights fit in no
-    block is shared by a cluster of 2 to 8 blocks, each holding a slice of
+    block is shared by a cluster of 2 to 16 blocks (above 8 the launch
+    allows a non-portable cluster size, which the H100 and H200 run), each
+    holding a slice of
     its units and a whole copy of the staged vector: a unit's new state
     (the backward: its gate gradients) is stored into every block of the
     cluster with `st.async` (distributed shared memory), whose bytes
@@ -385,8 +387,8 @@ def ConvertStepLoopsToBlockKernels
            "Dynamic shared memory one block may use (227 KiB: sm_90)">,
     Option<"maxClusterSize", "max-cluster-size", "int64_t",
            /*default=*/"1",
-           "Most blocks of a cluster a head may be spread over, 1 to 8 (8 on sm_90, "
-           "1 where there are no clusters)">,
+           "Most blocks of a cluster a head may be spread over, a power of two "
+           "from 1 to 16 (16 on sm_90, 1 where there are no clusters)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

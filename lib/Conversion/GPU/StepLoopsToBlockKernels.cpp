@@ -30,7 +30,7 @@
 // shared memory, then each unit's sum over the head's G*N of them.
 //
 // On sm_90 a head whose weights fit in no block is shared by a cluster of
-// 2 to 8 blocks, each holding a slice of its units and a whole copy of the
+// 2 to 16 blocks, each holding a slice of its units and a whole copy of the
 // staged vector. The blocks exchange what they stage through distributed
 // shared memory: `st.async` stores into every block of the cluster, counted
 // by the target's mbarrier of that half of the vector, on which its threads
@@ -1297,12 +1297,14 @@ struct ConvertStepLoopsToBlockKernelsPass
           ConvertStepLoopsToBlockKernelsPass> {
   using Base::Base;
   void runOnOperation() override {
-    // Clusters of more than 8 blocks are not portable (the launch would
-    // need the kernel's non-portable-cluster attribute).
-    if (maxClusterSize < 1 || maxClusterSize > 8) {
+    // Clusters of more than 8 blocks are not portable: the runtime lets
+    // the kernel use them (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_
+    // ALLOWED), which sm_90 allows up to 16.
+    if (maxClusterSize < 1 || maxClusterSize > 16 ||
+        !llvm::isPowerOf2_64(maxClusterSize)) {
       getOperation().emitError()
           << "convert-step-loops-to-block-kernels: max-cluster-size must be "
-             "1 to 8, got "
+             "a power of two from 1 to 16, got "
           << static_cast<int64_t>(maxClusterSize);
       return signalPassFailure();
     }

@@ -202,6 +202,17 @@ mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
       check(optIn, "cuFuncSetAttribute");
     return refuse();
   }
+  // Above 8 blocks a cluster's size is not portable: the kernel must allow
+  // it (the H100 and H200 run 16).
+  if (clusterX * clusterY * clusterZ > 8) {
+    CUresult allow = cuFuncSetAttribute(
+        kernel, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (allow != CUDA_SUCCESS) {
+      if (!resident)
+        check(allow, "cuFuncSetAttribute (non-portable cluster size)");
+      return refuse();
+    }
+  }
   CUlaunchAttribute attributes[2] = {};
   attributes[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   attributes[0].value.clusterDim.x = clusterX;
