@@ -9,7 +9,9 @@ one layer of the same shape, against the same stack compiled layer by layer
         (here) the models' rnn-dialect text: NAME_L{1,4,8}.mlir
     python3 bench/wavefront.py run MODEL_DIR OUT_JSON
         (on the GPU machine; bench/wavefront-run.sh) every stack checked
-        against torch.nn's fp32 module, then timed in alternating rounds.
+        against torch.nn's fp32 module (graph replays on a side stream, and
+        direct calls), then timed in alternating rounds
+        (WAVEFRONT_CHECK_ONLY=1: the checks alone).
     python3 bench/wavefront.py extras MODEL_DIR OUT_JSON
         the same for the shape sweep's stacked extras (8 layers at H = 512;
         4 bidirectional layers at H = 768), against cuDNN through torch.nn.
@@ -140,8 +142,16 @@ def run(model_dir, out_json):
                 expected = ref(xs, states[0] if gru else tuple(states))
                 flat = [expected[0]] + ([expected[1]] if gru else list(expected[1]))
                 errors = {}
+
+                def error_of(outs):
+                    ours = [outs[0]] + [torch.stack(outs[1 + l::len(states)])
+                                        for l in range(len(states))]
+                    return max(rel_err(o.double().cpu().numpy(),
+                                       e.double().cpu().numpy())
+                               for o, e in zip(ours, flat))
                 # Checked on the caller's side stream (the captured graph
-                # with its lanes) after a direct call on the default stream.
+                # with its lanes) after a direct call on the default stream,
+                # and called directly, kernel by kernel, on the side stream.
                 for label, model, outs in (("wavefront", wave, outs_w),
                                            ("layered", layered, outs_l)):
                     model(name, args, outs)
@@ -151,11 +161,19 @@ def run(model_dir, out_json):
                                 o.zero_()
                             model(name, args, outs)
                     side.synchronize()
-                    ours = [outs[0]] + [torch.stack(outs[1 + l::len(states)])
-                                        for l in range(len(states))]
-                    errors[label] = max(rel_err(o.double().cpu().numpy(),
-                                                e.double().cpu().numpy())
-                                        for o, e in zip(ours, flat))
+                    errors[label] = error_of(outs)
+                    for o in outs:
+                        o.zero_()
+                    with torch.cuda.stream(side):
+                        with_setting(lambda: model(name, args, outs),
+                                     "RNN_CUDA_GRAPHS", "0")()
+                    side.synchronize()
+                    errors[label + " direct"] = error_of(outs)
+                if os.environ.get("WAVEFRONT_CHECK_ONLY"):
+                    print(f"{kind:10s} L={layers} errors " + ", ".join(
+                        f"{k} {v:.1e}" for k, v in errors.items()), flush=True)
+                    rows.append({"kind": kind, "L": layers, "errors": errors})
+                    continue
                 cudnn = {}
                 for dtype in ((torch.bfloat16, torch.float16) if bf16 else (torch.float32,)):
                     m = cls(I, H, num_layers=layers).cuda().to(dtype)
