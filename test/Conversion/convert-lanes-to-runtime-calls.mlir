@@ -133,6 +133,37 @@ func.func @results(%a: memref<8xf32>, %v: f32) {
 
 // -----
 
+// Lanes that wait for no other but write one buffer (bufferization gave
+// two lanes of a group one buffer) run in order.
+// CHECK-LABEL: func.func @shared_buffer
+// CHECK-NOT: call
+// CHECK: linalg.fill
+// CHECK: linalg.fill
+// CHECK-NOT: call
+func.func private @rnn_cuda_lane_begin(i64, i64)
+func.func @shared_buffer(%a: memref<8xf32>, %v: f32) {
+  %l0 = arith.constant 0 : i64
+  %l1 = arith.constant 1 : i64
+  %none = arith.constant -1 : i64
+  scf.execute_region no_inline {
+    scf.execute_region no_inline {
+      func.call @rnn_cuda_lane_begin(%l0, %none) : (i64, i64) -> ()
+      linalg.fill ins(%v : f32) outs(%a : memref<8xf32>)
+      scf.yield
+    }
+    scf.execute_region no_inline {
+      func.call @rnn_cuda_lane_begin(%l1, %none) : (i64, i64) -> ()
+      %half = memref.subview %a[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+      linalg.fill ins(%v : f32) outs(%half : memref<4xf32, strided<[1], offset: 4>>)
+      scf.yield
+    }
+    scf.yield
+  }
+  return
+}
+
+// -----
+
 func.func private @rnn_cuda_lane_begin(i64, i64)
 func.func @bad_marks(%lane: i64) {
   %l2 = arith.constant 2 : i64

@@ -247,10 +247,13 @@ def ConvertLanesToRuntimeCalls
     (`include/rnn/Runtime/rnn_cuda_runtime.h`).
 
     The lanes run at once only where nothing else in the loop touches
-    memory: a loop whose body holds anything but the lanes, views and
-    scalar arithmetic (a copy bufferization left between them) keeps its
-    lanes in order, inlined without the calls, as with `streams=false`
-    (the CPU backend), where the marks are dropped.
+    memory, and where lanes that wait for no other (a group side by side)
+    share no buffer that one of them writes: a loop whose body holds
+    anything but the lanes, views and scalar arithmetic (a copy
+    bufferization left between them), or a group whose lanes bufferization
+    gave one buffer, keeps its lanes in order, inlined without the calls,
+    as with `streams=false` (the CPU backend), where the marks are
+    dropped.
   }];
   let options = [
     Option<"streams", "streams", "bool", "true",

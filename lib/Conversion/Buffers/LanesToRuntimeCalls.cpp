@@ -66,6 +66,71 @@ bool onlyLanes(Block &block) {
   });
 }
 
+/// The buffer `value` views (through view ops), or `value`.
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The buffers (roots of views) that the ops of `block` read and write;
+/// an op whose effects are unknown writes every buffer it takes.
+struct Accesses {
+  llvm::DenseSet<Value> reads, writes;
+};
+Accesses accessesOf(Block &block) {
+  Accesses accesses;
+  block.walk([&](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    // A loop or branch touches memory through its nested ops, walked too
+    // (a linalg op has both: its own effects count).
+    if (!effects && op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return;
+    for (Value operand : op->getOperands()) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        continue;
+      Value root = rootBuffer(operand);
+      if (!effects) {
+        accesses.writes.insert(root);
+        continue;
+      }
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffectsOnValue(operand, instances);
+      for (const MemoryEffects::EffectInstance &instance : instances)
+        (isa<MemoryEffects::Read>(instance.getEffect()) ? accesses.reads
+                                                        : accesses.writes)
+            .insert(root);
+    }
+  });
+  return accesses;
+}
+
+/// Whether lanes that wait for no other lane (a group side by side) touch
+/// a buffer that one of them writes. Bufferization sees the lanes one after
+/// the other and may give two of them one buffer (CSE can merge their
+/// empty tensors into one from before the group); at run time they run at
+/// once. Lanes of a wavefront's chunk loop are not checked: each chunk's
+/// buffers are sized by the chunk, so none comes from outside the lane but
+/// the sequences, which a lane writes at its chunk's rows for the next
+/// lane to read.
+bool independentLanesShareBuffers(MutableArrayRef<Lane> lanes) {
+  SmallVector<Accesses> all;
+  for (Lane &lane : lanes)
+    if (lane.after < 0)
+      all.push_back(accessesOf(lane.region.getRegion().front()));
+  auto writesWhatOtherTouches = [](const Accesses &a, const Accesses &b) {
+    return llvm::any_of(a.writes, [&](Value buffer) {
+      return b.reads.contains(buffer) || b.writes.contains(buffer);
+    });
+  };
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i + 1; j < all.size(); ++j)
+      if (writesWhatOtherTouches(all[i], all[j]) ||
+          writesWhatOtherTouches(all[j], all[i]))
+        return true;
+  return false;
+}
+
 /// The private declaration of the runtime function `name`, added once.
 func::FuncOp runtimeFunction(ModuleOp module, StringRef name,
                              TypeRange arguments) {
@@ -123,7 +188,8 @@ struct ConvertLanesToRuntimeCallsPass
 
     Type i64 = IntegerType::get(module.getContext(), 64);
     for (auto &[block, lanes] : lanesByBlock) {
-      bool concurrent = streams && onlyLanes(*block);
+      bool concurrent =
+          streams && onlyLanes(*block) && !independentLanesShareBuffers(lanes);
       // A group of lanes side by side (rnn-layer-wavefront) is a region of
       // its own; once its lanes are inlined, so is it, before the join.
       auto group = dyn_cast<scf::ExecuteRegionOp>(block->getParentOp());

@@ -38,10 +38,13 @@ int64_t sharedBytes(int64_t rows, int64_t k) {
   return std::max(staged, kWarpsPerK * rows * kBlockColumns * 4);
 }
 
-/// Weights packed during the current model call.
+/// Weights packed during the current model call, on one stream: the lanes
+/// of a layer wavefront (StreamLanes.h) run on streams of their own, and a
+/// copy packed on one is not ordered before the GEMMs of another.
 struct PackedWeights {
   CUdeviceptr weights;
   int64_t n, k, ldb;
+  CUstream stream;
   CUdeviceptr upper, lower;
 };
 
@@ -56,9 +59,10 @@ const PackedWeights *packedWeights(const RuntimeKernels &kernels, CUdeviceptr b,
                                    int64_t n, int64_t k, int64_t ldb,
                                    CUstream stream) {
   for (const PackedWeights &entry : call.packed)
-    if (entry.weights == b && entry.n == n && entry.k == k && entry.ldb == ldb)
+    if (entry.weights == b && entry.n == n && entry.k == k &&
+        entry.ldb == ldb && entry.stream == stream)
       return &entry;
-  PackedWeights entry{b, n, k, ldb, 0, 0};
+  PackedWeights entry{b, n, k, ldb, stream, 0, 0};
   if (!check(cuMemAllocAsync(&entry.upper, n * k * 2, stream),
              "cuMemAllocAsync"))
     return nullptr;

@@ -159,7 +159,10 @@ RNN_EXPORT void rnn_cuda_lane_begin(int64_t lane, int64_t after) {
 RNN_EXPORT void rnn_cuda_lane_end(int64_t lane) {
   if (!activeLanes || !validLane(lane, "rnn_cuda_lane_end"))
     return;
-  if (!callFailed() && activeLanes->streams[lane])
+  // Recorded even after a failure: the join waits for the lane's stream
+  // as it is now (under capture, a forked stream that is not joined back
+  // would fail the capture and leave the stream capturing).
+  if ((lanesUsed & (1u << lane)) && activeLanes->streams[lane])
     check(cuEventRecord(activeLanes->done[lane], activeLanes->streams[lane]),
           "cuEventRecord");
   currentStream = callerStream;

@@ -39,6 +39,8 @@ using namespace rnn;
 namespace {
 
 constexpr llvm::StringLiteral kLaneBegin = "rnn_cuda_lane_begin";
+/// The lanes the runtime has (StreamLanes.h).
+constexpr size_t kMaxLanes = 16;
 
 /// One layer of a chain: its scan and the ops that compute its inputs from
 /// the previous layer's output sequences (none for the first layer), in
@@ -179,7 +181,8 @@ linkOps(ScanOp previous, ScanOp next, Operation *first,
   SmallVector<Operation *> ops(slice.begin(), slice.end());
   llvm::sort(ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return std::make_pair(ops, SmallVector<Value>(sources.begin(), sources.end()));
+  return std::make_pair(ops,
+                        SmallVector<Value>(sources.begin(), sources.end()));
 }
 
 /// The ops before `first` (a chain's first scan) that compute its inputs
@@ -227,6 +230,10 @@ SmallVector<SmallVector<Layer>> findChains(Block &block,
     if (!operandsReady)
       continue;
     for (ScanOp next : ArrayRef<ScanOp>(scans).drop_front(index + 1)) {
+      // A lane per layer, and the runtime has 16: a deeper stack is
+      // several chains, one after the other.
+      if (chain.size() == kMaxLanes)
+        break;
       if (taken.contains(next) || !isChunkable(next) ||
           next.getReverse() != start.getReverse())
         continue;
@@ -248,8 +255,8 @@ SmallVector<SmallVector<Layer>> findChains(Block &block,
       auto links = linkOps(previous, next, start, dominance);
       if (!ready || failed(links))
         break;
-      chain.push_back({next, std::move(links->first),
-                       std::move(links->second)});
+      chain.push_back(
+          {next, std::move(links->first), std::move(links->second)});
     }
     if (chain.size() < 2)
       continue;
@@ -328,7 +335,7 @@ SmallVector<SmallVector<ScanOp>> findSideBySide(Block &block,
   while (index < scans.size()) {
     SmallVector<ScanOp> group{scans[index]};
     ScanOp start = scans[index];
-    for (++index; index < scans.size() && group.size() < 16; ++index) {
+    for (++index; index < scans.size() && group.size() < kMaxLanes; ++index) {
       ScanOp next = scans[index];
       if (dependsOn(next, group, start))
         break;
@@ -365,7 +372,12 @@ struct TimeWindow {
       : offsets{start, b.getIndexAttr(0), b.getIndexAttr(0)},
         sizes{count, batch,
               b.getIndexAttr(cast<RankedTensorType>(type).getDimSize(2))},
-        strides(3, b.getIndexAttr(1)) {}
+        strides(3, b.getIndexAttr(1)) {
+    // A static batch stays static: the slice's type says so.
+    auto tensor = cast<RankedTensorType>(type);
+    if (!tensor.isDynamicDim(1))
+      sizes[1] = b.getIndexAttr(tensor.getDimSize(1));
+  }
   SmallVector<OpFoldResult> offsets, sizes, strides;
 };
 
@@ -574,9 +586,9 @@ struct LayerWavefrontPass
           Value done = arith::MulIOp::create(lb, loc, k, chunk);
           Value left = arith::SubIOp::create(lb, loc, steps, done);
           Value count = arith::MinUIOp::create(lb, loc, chunk, left);
-          Value start =
-              reverse ? Value(arith::SubIOp::create(lb, loc, left, count))
-                      : done;
+          Value start = reverse
+                            ? Value(arith::SubIOp::create(lb, loc, left, count))
+                            : done;
           SmallVector<Value> yielded;
           SmallVector<Value> previousOutputs;
           unsigned position = 0;
@@ -613,8 +625,8 @@ struct LayerWavefrontPass
             } else {
               ScanOp previous = chain[index - 1].scan;
               for (Value source : layer.sources)
-                mapping.map(source, timeSlice(rb, loc, source, start, count,
-                                              batch));
+                mapping.map(source,
+                            timeSlice(rb, loc, source, start, count, batch));
               for (auto [output, full] :
                    llvm::zip(previous.getOutputs(), previousOutputs))
                 mapping.map(output,
@@ -633,8 +645,7 @@ struct LayerWavefrontPass
             auto chunkScan = ScanOp::create(
                 rb, loc, chunkOutputTypes, scan.getFinalStates().getTypes(),
                 scan.getCellAttr(), chunkInputs, states, scan.getParams(),
-                /*lengths=*/Value(),
-                reverse ? lb.getUnitAttr() : UnitAttr());
+                /*lengths=*/Value(), reverse ? lb.getUnitAttr() : UnitAttr());
             chunkScan->setDiscardableAttrs(
                 scan->getDiscardableAttrDictionary());
             SmallVector<Value> laneResults;

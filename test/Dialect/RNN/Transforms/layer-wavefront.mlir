@@ -304,3 +304,67 @@ func.func @residual(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>,
       -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
   return %s1 : tensor<?x?x8xf32>
 }
+
+// -----
+
+// A static batch stays static in the chunks' slices.
+// CHECK-LABEL: func.func @static_batch
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0, 0] [%{{.*}}, 4, 8] [1, 1, 1] : tensor<10x4x8xf32> to tensor<?x4x8xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0, 0] [%{{.*}}, 4, 8] [1, 1, 1] : tensor<?x4x8xf32> into tensor<10x4x8xf32>
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @static_batch(%xs: tensor<10x4x8xf32>, %h0: tensor<4x8xf32>,
+                        %U: tensor<8x8xf32>) -> tensor<10x4x8xf32> {
+  %a, %ha = rnn.scan @tanh_cell inputs(%xs : tensor<10x4x8xf32>)
+      init(%h0 : tensor<4x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<10x4x8xf32>) states(tensor<4x8xf32>)
+  %b, %hb = rnn.scan @tanh_cell inputs(%a : tensor<10x4x8xf32>)
+      init(%h0 : tensor<4x8xf32>) params(%U : tensor<8x8xf32>)
+      -> outputs(tensor<10x4x8xf32>) states(tensor<4x8xf32>)
+  return %b : tensor<10x4x8xf32>
+}
+
+// -----
+
+// 17 layers: a lane each, and the runtime has 16, so the first 16 are one
+// chain and the 17th is left alone.
+// CHECK-LABEL: func.func @seventeen
+// CHECK: scf.for
+// CHECK: call @rnn_cuda_lane_begin(%c15_i64, %c14_i64)
+// CHECK-NOT: call @rnn_cuda_lane_begin(%c16_i64
+// CHECK: }
+// CHECK: rnn.scan @tanh_cell
+// CHECK-NEXT: return
+rnn.cell @tanh_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
+    params(%U: tensor<8x8xf32>) -> (tensor<?x8xf32>) {
+  %uh = rnn.matmul %h, %U : tensor<?x8xf32>, tensor<8x8xf32> -> tensor<?x8xf32>
+  %s = rnn.add %x, %uh : tensor<?x8xf32>, tensor<?x8xf32>
+  %hn = rnn.tanh %s : tensor<?x8xf32>
+  rnn.yield outputs(%hn : tensor<?x8xf32>) states(%hn : tensor<?x8xf32>)
+}
+func.func @seventeen(%xs: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %U: tensor<8x8xf32>) -> tensor<?x?x8xf32> {
+  %y0, %hT0 = rnn.scan @tanh_cell inputs(%xs : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y1, %hT1 = rnn.scan @tanh_cell inputs(%y0 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y2, %hT2 = rnn.scan @tanh_cell inputs(%y1 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y3, %hT3 = rnn.scan @tanh_cell inputs(%y2 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y4, %hT4 = rnn.scan @tanh_cell inputs(%y3 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y5, %hT5 = rnn.scan @tanh_cell inputs(%y4 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y6, %hT6 = rnn.scan @tanh_cell inputs(%y5 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y7, %hT7 = rnn.scan @tanh_cell inputs(%y6 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y8, %hT8 = rnn.scan @tanh_cell inputs(%y7 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y9, %hT9 = rnn.scan @tanh_cell inputs(%y8 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y10, %hT10 = rnn.scan @tanh_cell inputs(%y9 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y11, %hT11 = rnn.scan @tanh_cell inputs(%y10 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y12, %hT12 = rnn.scan @tanh_cell inputs(%y11 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y13, %hT13 = rnn.scan @tanh_cell inputs(%y12 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y14, %hT14 = rnn.scan @tanh_cell inputs(%y13 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y15, %hT15 = rnn.scan @tanh_cell inputs(%y14 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  %y16, %hT16 = rnn.scan @tanh_cell inputs(%y15 : tensor<?x?x8xf32>) init(%h0 : tensor<?x8xf32>) params(%U : tensor<8x8xf32>) -> outputs(tensor<?x?x8xf32>) states(tensor<?x8xf32>)
+  return %y16 : tensor<?x?x8xf32>
+}
