@@ -320,10 +320,13 @@ def FusePointwise : Pass<"rnn-fuse-pointwise", "::mlir::ModuleOp"> {
 def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
   let summary = "Runs a stack of scans as a wavefront over chunks of time steps";
   let description = [{
-    A chain of forward scans, each reading what the one before it outputs
-    (a stack of layers, after `rnn-optimize`: layer l+1's input projection
-    over layer l's output sequence between them), becomes one loop over
-    chunks of C time steps. Each iteration runs every layer's scan on its
+    A chain of up to 16 scans that run the same way (forward, or all
+    reverse: a stack's derived backward, from the last chunk back), each
+    reading what the one before it outputs (a stack of layers, after
+    `rnn-optimize`: layer l+1's input projection over layer l's output
+    sequence between them; sequences computed before the chain by no scan,
+    such as a residual input or a backward's saved gates, are sliced too),
+    becomes one loop over chunks of C time steps. Each iteration runs every layer's scan on its
     chunk, from the chunk's rows of the layer's input (and of the ops that
     link the layers, such as the hoisted input projection, on those rows
     alone) and the states the layer's previous chunk left, and writes the
@@ -345,9 +348,10 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
     layer), run side by side: an `scf.execute_region` holds one lane per
     scan, with the row-wise ops that compute its inputs (its input
     projection), each waiting for no other lane; what else they read moves
-    before the group. Scans run backwards, or with
-    sequence lengths, and chains whose links are not row-wise ops over the
-    sequence (`rnn.matmul`, element-wise ops, casts) are left as they are.
+    before the group. Scans with sequence lengths, scans of mixed
+    directions and links that are not row-wise ops over the sequence
+    (`rnn.matmul`, element-wise ops, casts) or that read a final state are
+    not chunked.
   }];
   let options = [
     Option<"chunkSteps", "chunk-steps", "int64_t", "0",
