@@ -107,7 +107,7 @@ def make(out_dir):
 
 def run(model_dir, out_json):
     import torch
-    from gpu_bench import (CudaModel, cell_of, module_args, rel_err,
+    from gpu_bench import (CudaModel, cell_of, rel_err,
                            time_in_rounds, with_setting)
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
@@ -122,7 +122,7 @@ def run(model_dir, out_json):
         ref1 = cls(I, H).cuda()
         xs = torch.randn(T, B, I, device="cuda")
         s1 = [torch.randn(1, B, H, device="cuda") for _ in range(1 if gru else 2)]
-        args1 = module_args(kind, ref1, xs, s1, 1, bf16)
+        args1 = stack_args(kind, ref1, xs, s1, 1, 1, bf16)
         name1 = f"{cell_of(kind)}_seq"
         outs1 = one.outputs(name1, args1)
         for layers in LAYERS:
@@ -130,7 +130,7 @@ def run(model_dir, out_json):
             ref = cls(I, H, num_layers=layers).cuda()
             states = [torch.randn(layers, B, H, device="cuda")
                       for _ in range(1 if gru else 2)]
-            args = module_args(kind, ref, xs, states, layers, bf16)
+            args = stack_args(kind, ref, xs, states, layers, 1, bf16)
             name = f"{cell_of(kind)}_seq_L{layers}"
             wave = CudaModel(os.path.join(model_dir, f"{kind}_L{layers}.so"))
             layered = CudaModel(os.path.join(model_dir, f"{kind}_L{layers}_layered.so"))

@@ -156,16 +156,21 @@ struct FunctionOp {
   int lane;
 };
 
-/// Whether `op` does no work on the GPU: the size arithmetic, slices and
-/// empty sequences of a wavefront's chunks, and its lanes' marks.
-bool isBookkeeping(Operation *op) {
-  if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::EmptyOp,
-          tensor::DimOp, func::CallOp>(op) ||
-      op->hasTrait<OpTrait::IsTerminator>())
+/// Whether `op` only computes sizes: scalar arithmetic, a dimension, an
+/// empty sequence (no work on the GPU).
+bool isSizeArithmetic(Operation *op) {
+  if (isa<tensor::EmptyOp, tensor::DimOp>(op))
     return true;
   return op->getNumResults() > 0 &&
          llvm::all_of(op->getResultTypes(),
                       [](Type type) { return type.isIntOrIndexOrFloat(); });
+}
+
+/// Whether `op` does no work on the GPU in a wavefront's lane: its size
+/// arithmetic, the chunk's slices, the lane's mark.
+bool isBookkeeping(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::InsertSliceOp, func::CallOp>(op) ||
+         op->hasTrait<OpTrait::IsTerminator>() || isSizeArithmetic(op);
 }
 
 /// The function's ops in order, a wavefront loop's lanes flattened, without
@@ -175,10 +180,7 @@ SmallVector<FunctionOp> functionOps(func::FuncOp func) {
   for (Operation &op : func.getBody().getOps()) {
     SmallVector<scf::ExecuteRegionOp> lanes = wavefrontLanes(&op);
     if (lanes.empty()) {
-      if (!isa<tensor::DimOp, tensor::EmptyOp>(op) &&
-          !(op.getNumResults() > 0 &&
-            llvm::all_of(op.getResultTypes(),
-                         [](Type type) { return type.isIntOrIndexOrFloat(); })))
+      if (!isSizeArithmetic(&op))
         ops.push_back({&op, -1});
       continue;
     }
