@@ -5,25 +5,27 @@
 // clang and linked by gpu-module-to-binary, so the generated kernel calls
 // these functions and LLVM inlines them. The generated kernel owns the time
 // loop and the cell's pointwise step; this file owns what is written once:
-// the weights held in registers, h_{t-1} staged into shared memory by bulk
-// copies multicast to the two blocks of a cluster, the tensor-core product
-// and the grid-wide step barrier.
+// the weights held in registers, the step's vector staged into shared
+// memory by bulk copies multicast to the two blocks of a cluster, the
+// tensor-core product and the grid-wide step barrier.
 //
 // Layout (include/rnn/DeviceLibrary/PersistentRecurrence.h). Block k owns
-// hidden units [nk, nk + n) of every gate (n = 16): the rows q·H + nk + u of
-// U ([G·H, H], bf16, rows are output columns), gate-major, in 16-row tiles
-// (rows past the last gate, if a layout had them, are zero). Warp (tile, p)
-// holds its tile's rows over the K quarter p as mma.m16n8k16 A fragments
-// (H / 16 registers a lane, the array the caller passes, which becomes
-// registers once inlined). The LSTM's fourth tile does not fit in
-// registers: its rows stay in shared memory and the three warps of a
-// quarter share its product by batch tiles. Each K quarter's sums go to a
-// region of their own, batch-major, and gateSum adds the four.
+// hidden units [16k, 16k + 16). Forward: its rows are q·H + 16k + u of U
+// ([G·H, H], bf16, rows are output columns), gate-major, in 16-row tiles;
+// the staged vector is h_{t-1} [B, H]. Backward (dh = dgates x U): its one
+// tile's row u is column 16k + u of U over the G·H inputs; the staged
+// vector is the step's gate gradients [B, G·H]. Warp (tile, slice) holds
+// its tile's rows over its slice of H / 4 inputs as mma.m16n8k16 A
+// fragments (H / 16 registers a lane, the array the caller passes, which
+// becomes registers once inlined). The H = 2048 LSTM's fourth tile does not
+// fit in registers: its rows stay in shared memory and the three warps of a
+// slice share its product by batch tiles. Each slice's sums go to a region
+// of their own, batch-major, and rowSum adds them.
 //
 // Preconditions (checked by the generated host code before the launch):
-// blocks(H) blocks in clusters of 2, threadsPerBlock(G, H) threads, the
-// dynamic shared memory of sharedBytes(G, H), a batch that is a multiple of
-// 8 up to the layout's maxBatch, the step counter zero at launch.
+// the layout's blocks in clusters of 2, threads and dynamic shared memory, a
+// batch that is a multiple of 8 up to the layout's maxBatch, the step
+// counter zero at launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,17 +38,24 @@ namespace {
 using namespace rnn::persistent;
 constexpr int kCluster = kClusterSize;
 
-template <int G, int H> struct Shape {
-  static constexpr int kUnits = layoutFor(H).unitsPerBlock;
-  static constexpr int kMaxTiles = layoutFor(H).maxBatch / kBatchTile;
-  static constexpr int kThreads = threadsPerBlock(G, H);
-  static constexpr int kLd = stagedRowBytes(H) / 2; // bf16 elements a row
-  static constexpr int kQuarter = H / 4;
-  static constexpr int kSteps = kQuarter / 16; // k16 steps a warp
-  static constexpr int kSumsLd = sumsRowFloats(G, H);
-  static constexpr int kSumsStride = layoutFor(H).maxBatch * kSumsLd;
-  // The LSTM: its fourth gate's tile in shared memory.
-  static constexpr bool kSharedTile = extraTileBytes(G, H) > 0;
+template <Direction D, int G, int H> struct Shape {
+  static constexpr Layout kLayout = layoutFor(D, G, H);
+  static constexpr bool kForward = D == Direction::Forward;
+  static constexpr int kUnits = kUnitsPerBlock;
+  static constexpr int kMaxTiles = kLayout.maxBatch / kBatchTile;
+  static constexpr int kThreads = kLayout.threads;
+  static constexpr int kSlices = kLayout.slices;
+  static constexpr int kWidth = kLayout.stagedWidth;
+  static constexpr int kLd = stagedRowBytes(kWidth) / 2; // bf16 a row
+  static constexpr int kSlice = H / 4;                   // inputs a warp
+  static constexpr int kSteps = kSlice / 16;             // k16 steps a warp
+  static constexpr int kSumsLd = kLayout.rowTiles * kTileRows + 1;
+  static constexpr int kSumsStride = kLayout.maxBatch * kSumsLd;
+  static constexpr int kStagedBytes = kLayout.maxBatch * stagedRowBytes(kWidth);
+  // The H = 2048 LSTM: its fourth gate's tile in shared memory.
+  static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
+  static constexpr int kSharedTileBytes =
+      kSharedTile ? kTileRows * stagedRowBytes(kWidth) : 0;
 };
 
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
@@ -57,15 +66,15 @@ __device__ __forceinline__ unsigned smem32(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ __nv_bfloat16 *stagedH() {
+__device__ __forceinline__ __nv_bfloat16 *stagedVector() {
   return reinterpret_cast<__nv_bfloat16 *>(dynamicShared);
 }
-template <int H> __device__ __forceinline__ __nv_bfloat16 *sharedTile() {
-  return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + stagedHBytes(H));
+template <class S> __device__ __forceinline__ __nv_bfloat16 *sharedTile() {
+  return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + S::kStagedBytes);
 }
-template <int G, int H> __device__ __forceinline__ float *quarterSums() {
-  return reinterpret_cast<float *>(dynamicShared + stagedHBytes(H) +
-                                   extraTileBytes(G, H));
+template <class S> __device__ __forceinline__ float *sliceSums() {
+  return reinterpret_cast<float *>(dynamicShared + S::kStagedBytes +
+                                   S::kSharedTileBytes);
 }
 
 __device__ __forceinline__ unsigned long long globalNanoseconds() {
@@ -93,24 +102,42 @@ __device__ __forceinline__ void waitPhase(unsigned long long *bar,
                  : "memory");
 }
 
-// The row of U ([G*H, H]) that row `row` of the block's tiles holds (rows
-// are gate-major: gate = row / units), or null for a padding row.
+// Forward: the row of U ([G*H, H]) that row `row` of the block's tiles
+// holds (rows are gate-major: gate = row / units), or null for a padding
+// row.
 template <int G, int H>
 __device__ __forceinline__ const __nv_bfloat16 *rowOfU(const __nv_bfloat16 *u,
                                                        int row) {
-  constexpr int kUnits = Shape<G, H>::kUnits;
-  int gate = row / kUnits, unit = row % kUnits;
+  int gate = row / kUnitsPerBlock, unit = row % kUnitsPerBlock;
   if (gate >= G)
     return nullptr;
-  return u + (size_t)(gate * H + blockIdx.x * kUnits + unit) * H;
+  return u + (size_t)(gate * H + blockIdx.x * kUnitsPerBlock + unit) * H;
 }
 
-template <int G, int H>
+// The A fragment word of the block's row `row` at inputs k, k + 1 (k even):
+// forward, two adjacent entries of a row of U; backward, entries (k, n) and
+// (k + 1, n) of U for the row's unit n.
+template <Direction D, int G, int H>
+__device__ __forceinline__ unsigned fragmentWord(const __nv_bfloat16 *u,
+                                                 int row, int k) {
+  if constexpr (D == Direction::Forward) {
+    const __nv_bfloat16 *r = rowOfU<G, H>(u, row);
+    return r ? *reinterpret_cast<const unsigned *>(r + k) : 0u;
+  } else {
+    const unsigned short *w = reinterpret_cast<const unsigned short *>(u);
+    size_t n = blockIdx.x * kUnitsPerBlock + row;
+    return (unsigned)w[(size_t)k * H + n] |
+           ((unsigned)w[(size_t)(k + 1) * H + n] << 16);
+  }
+}
+
+template <Direction D, int G, int H>
 __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
                                       unsigned *fragments) {
-  using S = Shape<G, H>;
+  using S = Shape<D, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, tile = warp / 4, quarter = warp % 4;
+  const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
+            slice = warp % S::kSlices;
   if (tid == 0) {
     for (int nt = 0; nt < S::kMaxTiles; ++nt)
       asm volatile(
@@ -122,53 +149,53 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
                "barrier.cluster.wait.acquire.aligned;" ::
                    : "memory");
   if constexpr (S::kSharedTile) {
-    // The last tile's rows, whole, into shared memory.
-    __nv_bfloat16 *shared = sharedTile<H>();
+    // The last tile's rows, whole, into shared memory (forward only).
+    __nv_bfloat16 *shared = sharedTile<S>();
     for (int v = tid; v < kTileRows * H / 8; v += S::kThreads) {
       int row = v / (H / 8), col = 8 * (v % (H / 8));
       *reinterpret_cast<uint4 *>(shared + row * S::kLd + col) =
           *reinterpret_cast<const uint4 *>(
-              rowOfU<G, H>(u, 3 * kTileRows + row) + col);
+              rowOfU<G, H>(u, S::kLayout.registerTiles * kTileRows + row) +
+              col);
     }
   }
   // Lane (g, t)'s A fragments: a0 (row g, k 2t), a1 (row g + 8), a2 (row g,
-  // k 2t + 8), a3 (row g + 8, k 2t + 8) of each k16 step; zero for padding.
-  const __nv_bfloat16 *loRow = rowOfU<G, H>(u, tile * kTileRows + g);
-  const __nv_bfloat16 *hiRow = rowOfU<G, H>(u, tile * kTileRows + g + 8);
-  const unsigned *lo =
-      loRow ? reinterpret_cast<const unsigned *>(loRow + S::kQuarter * quarter)
-            : nullptr;
-  const unsigned *hi =
-      hiRow ? reinterpret_cast<const unsigned *>(hiRow + S::kQuarter * quarter)
-            : nullptr;
+  // k 2t + 8), a3 (row g + 8, k 2t + 8) of each k16 step.
+  const int lo = tile * kTileRows + g, hi = lo + 8;
+  const int k0 = S::kSlice * slice;
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk) {
-    fragments[4 * kk] = lo ? lo[8 * kk + t] : 0;
-    fragments[4 * kk + 1] = hi ? hi[8 * kk + t] : 0;
-    fragments[4 * kk + 2] = lo ? lo[8 * kk + t + 4] : 0;
-    fragments[4 * kk + 3] = hi ? hi[8 * kk + t + 4] : 0;
+    int k = k0 + 16 * kk + 2 * t;
+    fragments[4 * kk] = fragmentWord<D, G, H>(u, lo, k);
+    fragments[4 * kk + 1] = fragmentWord<D, G, H>(u, hi, k);
+    fragments[4 * kk + 2] = fragmentWord<D, G, H>(u, lo, k + 8);
+    fragments[4 * kk + 3] = fragmentWord<D, G, H>(u, hi, k + 8);
   }
   __syncthreads();
 }
 
-template <int G, int H>
+// Waits until every block has released `waitSteps` steps (none for 0),
+// stages the [batch, width] vector at `vector` (the `phase`-th staging since
+// the launch) and multiplies it by the block's rows into the slices' sums.
+template <Direction D, int G, int H>
 __device__ __forceinline__ void
-product(int step, int batch, const __nv_bfloat16 *hPrev,
+product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
         const unsigned *counter, const unsigned *fragments) {
-  using S = Shape<G, H>;
+  using S = Shape<D, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, tile = warp / 4, quarter = warp % 4;
+  const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
+            slice = warp % S::kSlices;
   const int tiles = batch / kBatchTile;
-  __nv_bfloat16 *hs = stagedH();
+  __nv_bfloat16 *staged = stagedVector();
   if (tid == 0) {
-    if (step > 0) {
-      // Every block has written h_{t-1}: the counter counts blocks done
+    if (waitSteps > 0) {
+      // Every block has written the vector: the counter counts blocks done
       // with each step (zero at launch).
       // Cooperative launches keep every block resident, so the wait ends;
       // should it not (a GPU shared in ways the launch cannot see), the
       // kernel traps after 10 s and the call reports an error instead of
       // hanging.
-      unsigned target = gridDim.x * step, now;
+      unsigned target = gridDim.x * waitSteps, now;
       unsigned long long start = globalNanoseconds();
       for (unsigned polls = 1;; ++polls) {
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
@@ -190,34 +217,34 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
-          "r"(kBatchTile * H * 2)
+          "r"(kBatchTile * S::kWidth * 2)
           : "memory");
       // This block's half of the tile's rows, to both blocks of the cluster.
       for (int row = kBatchTile * nt + (int)rank; row < kBatchTile * (nt + 1);
            row += kCluster)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-                     "[%3], %4;" ::"r"(smem32(hs + row * S::kLd)),
-                     "l"(hPrev + (size_t)row * H), "r"(H * 2),
+                     "[%3], %4;" ::"r"(smem32(staged + row * S::kLd)),
+                     "l"(vector + (size_t)row * S::kWidth), "r"(S::kWidth * 2),
                      "r"(smem32(&rowsIn[nt])),
                      "h"((unsigned short)((1 << kCluster) - 1))
                      : "memory");
     }
   }
-  float *mine = quarterSums<G, H>() + quarter * S::kSumsStride;
+  float *mine = sliceSums<S>() + slice * S::kSumsStride;
   const __nv_bfloat16 *bBase =
-      hs + (lane % 8) * S::kLd + S::kQuarter * quarter + 8 * ((lane / 8) % 2);
-  // The shared tile (the LSTM): warp 0 of a quarter takes batch
+      staged + (lane % 8) * S::kLd + S::kSlice * slice + 8 * ((lane / 8) % 2);
+  // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
   // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
   auto ownsShared = [&](int nt) { return tile == 0 ? nt < 2 : nt == tile + 1; };
-  const __nv_bfloat16 *aShared = sharedTile<H>() +
+  const __nv_bfloat16 *aShared = sharedTile<S>() +
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
-                                 8 * (lane / 16) + S::kQuarter * quarter;
+                                 8 * (lane / 16) + S::kSlice * slice;
 #pragma unroll
   for (int nt = 0; nt < S::kMaxTiles; ++nt) {
     if (nt >= tiles)
       break;
-    waitPhase(&rowsIn[nt], step & 1);
+    waitPhase(&rowsIn[nt], phase & 1);
     const __nv_bfloat16 *bTile = bBase + nt * kBatchTile * S::kLd;
     const int b = nt * kBatchTile + 2 * t;
     float acc[4] = {};
@@ -250,7 +277,7 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
                        : "r"(smem32(bTile + 16 * kk)));
           mmaBf16(accS, a, b0, b1);
         }
-        const int rowS = 3 * kTileRows + g;
+        const int rowS = S::kLayout.registerTiles * kTileRows + g;
         mine[b * S::kSumsLd + rowS] = accS[0];
         mine[(b + 1) * S::kSumsLd + rowS] = accS[1];
         mine[b * S::kSumsLd + rowS + 8] = accS[2];
@@ -261,18 +288,23 @@ product(int step, int batch, const __nv_bfloat16 *hPrev,
   __syncthreads();
 }
 
-template <int G, int H>
-__device__ __forceinline__ float gateSum(int gate, int b, int unit) {
-  using S = Shape<G, H>;
+// The product's value for batch row b at the block's row gate * 16 + unit
+// (forward: the gate's sum for the unit; backward: gate 0, the unit's dh).
+template <Direction D, int G, int H>
+__device__ __forceinline__ float rowSum(int gate, int b, int unit) {
+  using S = Shape<D, G, H>;
   const float *q =
-      quarterSums<G, H>() + b * S::kSumsLd + gate * S::kUnits + unit;
-  return q[0] + q[S::kSumsStride] + q[2 * S::kSumsStride] +
-         q[3 * S::kSumsStride];
+      sliceSums<S>() + b * S::kSumsLd + gate * kUnitsPerBlock + unit;
+  float sum = 0.f;
+#pragma unroll
+  for (int s = 0; s < S::kSlices; ++s)
+    sum += q[s * S::kSumsStride];
+  return sum;
 }
 
 __device__ __forceinline__ void release(unsigned *counter) {
-  // The block's h_t is written (the barrier orders the other threads'
-  // stores before thread 0's release).
+  // The block's part of the next vector is written (the barrier orders the
+  // other threads' stores before thread 0's release).
   __syncthreads();
   if (threadIdx.x == 0)
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
@@ -288,29 +320,65 @@ rnn_persistent_prefetch_l1(const void *address) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
 }
 
-// The entry points the generated kernels call, one set per (gates, H).
-// Inlined always: the weight fragments stay in registers only if every call
-// that touches them is inlined into the kernel.
-#define RNN_PERSISTENT_ENTRY_POINTS(G, H)                                      \
+// The entry points, through Entry: a layout the header rejects has entry
+// points that trap (the compiler never calls them), and its templates are
+// never instantiated.
+template <Direction D, int G, int H, bool Valid = layoutFor(D, G, H).valid>
+struct Entry {
+  static __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
+                                               unsigned *fragments) {
+    ::begin<D, G, H>(u, fragments);
+  }
+  static __device__ __forceinline__ void
+  product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
+          const unsigned *counter, const unsigned *fragments) {
+    ::product<D, G, H>(waitSteps, phase, batch, vector, counter, fragments);
+  }
+  static __device__ __forceinline__ float sum(int gate, int b, int unit) {
+    return rowSum<D, G, H>(gate, b, unit);
+  }
+};
+template <Direction D, int G, int H> struct Entry<D, G, H, false> {
+  static __device__ void begin(const __nv_bfloat16 *, unsigned *) { __trap(); }
+  static __device__ void product(int, int, int, const __nv_bfloat16 *,
+                                 const unsigned *, const unsigned *) {
+    __trap();
+  }
+  static __device__ float sum(int, int, int) {
+    __trap();
+    return 0.f;
+  }
+};
+
+// The entry points the generated kernels call, one set per (direction,
+// gates, H), named rnn_persistent_{fwd,bwd}_g<G>_h<H>_<entry>. Inlined
+// always: the weight fragments stay in registers only if every call that
+// touches them is inlined into the kernel.
+#define RNN_PERSISTENT_ENTRY_POINTS(DIR, D, G, H)                              \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_g##G##_h##H##_begin(const __nv_bfloat16 *u,                   \
-                                     unsigned *fragments) {                    \
-    begin<G, H>(u, fragments);                                                 \
+  rnn_persistent_##DIR##_g##G##_h##H##_begin(const __nv_bfloat16 *u,           \
+                                             unsigned *fragments) {            \
+    Entry<D, G, H>::begin(u, fragments);                                       \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_g##G##_h##H##_product(                                        \
-      int step, int batch, const __nv_bfloat16 *hPrev,                         \
+  rnn_persistent_##DIR##_g##G##_h##H##_product(                                \
+      int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,        \
       const unsigned *counter, const unsigned *fragments) {                    \
-    product<G, H>(step, batch, hPrev, counter, fragments);                     \
+    Entry<D, G, H>::product(waitSteps, phase, batch, vector, counter,          \
+                            fragments);                                        \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) float                   \
-  rnn_persistent_g##G##_h##H##_sum(int gate, int b, int unit) {                \
-    return gateSum<G, H>(gate, b, unit);                                       \
+  rnn_persistent_##DIR##_g##G##_h##H##_sum(int gate, int b, int unit) {        \
+    return Entry<D, G, H>::sum(gate, b, unit);                                 \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_g##G##_h##H##_release(unsigned *counter) {                    \
+  rnn_persistent_##DIR##_g##G##_h##H##_release(unsigned *counter) {            \
     release(counter);                                                          \
   }
 
-RNN_PERSISTENT_ENTRY_POINTS(3, 2048)
-RNN_PERSISTENT_ENTRY_POINTS(4, 2048)
+#define RNN_PERSISTENT_HIDDEN(H)                                               \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, 3, H)                   \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, 4, H)                   \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, 3, H)                  \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, 4, H)
+RNN_PERSISTENT_FOR_EACH_HIDDEN(RNN_PERSISTENT_HIDDEN)

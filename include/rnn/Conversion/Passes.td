@@ -314,23 +314,38 @@ def ConvertStepLoopsToPersistentKernels
     For the CUDA backend on sm_90 and later, after bufferization and before
     the GEMMs and kernels are mapped: a time loop whose step is one bf16
     recurrent matmul `S x U^T` (S the [B, H] state the step rewrites, U a
-    [G*H, H] weight from outside the loop, G gates) and one pointwise group
-    that reads the product at column offsets q*H and writes S (every gated
-    cell the fusion produces), becomes one `gpu.launch` for the whole
-    sequence: H / 16 blocks in clusters of 2, each holding its 16 units' rows
-    of U on chip, a grid-wide barrier per step, the cell's pointwise step
-    (the group's body, cloned) on the block's units. The data movement and
-    the product come from the device library (lib/DeviceLibrary), which
-    `gpu-module-to-binary` links; the kernel calls its entry points
-    (`rnn_persistent_g<G>_h<H>_*`). S is double-buffered in a scratch
-    buffer and copied back after the kernel when it is read later.
+    [G*H, H] weight from outside the loop, G = 3 or 4 gates) and one
+    pointwise group that reads the product at column offsets q*H and writes
+    S (every gated cell the fusion produces), becomes one `gpu.launch` for
+    the whole sequence: H / 16 blocks in clusters of 2, each holding its 16
+    units' rows of U on chip, a grid-wide barrier per step, the cell's
+    pointwise step (the group's body, cloned) on the block's units. S is
+    double-buffered in a scratch buffer and copied back after the kernel when
+    it is read later.
 
-    The loop stays, in an `scf.if`, and runs instead when the batch is not a
-    multiple of 8 up to 32, when the sequence is empty, or when the runtime
-    refuses the launch because the device cannot hold all blocks at once
-    (`rnn_cuda_require_resident_next_launch`, `rnn_cuda_take_refused_launch`).
-    Loops of any other form, and (G, H) pairs without library entry points
-    (include/rnn/DeviceLibrary/PersistentRecurrence.h), are left alone.
+    A derived backward's step loop (`rnn-differentiate`: one adjoint group
+    that reads the state gradient S and writes the G gate windows of P
+    [B, G*H], then the transposed product `S = P x U`, over a zero fill of S
+    or accumulating onto what the group wrote into it) becomes the same
+    kind of launch: each block owns 16 units of S and their columns of U,
+    runs the group for them (S from the library's sums after the first
+    step), writes each gate gradient also into half t % 2 of a
+    [2, B, G*H] bf16 buffer, and the library's product of that half gives
+    the next step's S; after the last step S is stored.
+
+    The data movement and the products come from the device library
+    (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels
+    call its entry points (`rnn_persistent_{fwd,bwd}_g<G>_h<H>_*`), which
+    exist for H a multiple of 64 from 256 to 2048 where the layout fits
+    the registers and shared memory of an SM
+    (include/rnn/DeviceLibrary/PersistentRecurrence.h). The loop stays, in
+    an `scf.if`, and runs instead when the batch is not a multiple of 8 up
+    to the layout's largest (32, fewer where the staged vector is wide),
+    when the sequence is empty, or when the runtime refuses the launch
+    because the device cannot hold all blocks at once
+    (`rnn_cuda_require_resident_next_launch`,
+    `rnn_cuda_take_refused_launch`). Loops of any other form, and layouts
+    without entry points, are left alone.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

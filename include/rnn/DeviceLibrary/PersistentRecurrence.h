@@ -2,9 +2,9 @@
 //
 // What the compiler (convert-step-loops-to-persistent-kernels) and the
 // device library (lib/DeviceLibrary/PersistentRecurrence.cu) agree on: the
-// launch shape, the batch sizes, the shared memory, and the (gates, hidden
-// size) pairs the library has entry points for. Plain constexpr C++, so both
-// the host compiler and clang's CUDA mode read it.
+// launch shape, the batch sizes, the shared memory, and the (direction,
+// gates, hidden size) triples the library has entry points for. Plain
+// constexpr C++, so both the host compiler and clang's CUDA mode read it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,81 +15,128 @@ namespace rnn::persistent {
 
 /// Batch rows are staged and multiplied in tiles of 8 (the mma's n).
 constexpr int kBatchTile = 8;
-/// h_{t-1} is multicast to the blocks of a cluster of 2.
+/// The staged vector is multicast to the blocks of a cluster of 2.
 constexpr int kClusterSize = 2;
-/// Rows of an mma tile of U (the mma's m).
+/// Rows of an mma tile of the weights (the mma's m).
 constexpr int kTileRows = 16;
 /// The most tiles of batch rows a layout stages (one mbarrier each).
 constexpr int kMaxBatchTiles = 4;
+/// Hidden units a block owns.
+constexpr int kUnitsPerBlock = 16;
+/// Hidden sizes with entry points: multiples of 64 (a K quarter of whole
+/// k16 steps, an even number of blocks for the clusters) in this range.
+constexpr int kMinHidden = 256;
+constexpr int kMaxHidden = 2048;
+/// Dynamic shared memory a block may take on sm_90 (227 KiB), less the
+/// library's static mbarriers.
+constexpr int kSharedLimit = 232448 - 64;
+/// Registers of an SM, and what a lane needs besides its weight fragments:
+/// fitted to the forward H = 2048 GRU (168 registers a lane, 128 of them
+/// fragments) and to the backward's larger adjoint groups (the H = 1024
+/// LSTM's backward spilled 252 bytes with 64 fragments a lane in 128
+/// registers; the H = 768 one, 48 fragments, did not).
+constexpr int kRegisters = 65536;
+constexpr int kRegistersBesidesFragments = 40;
+constexpr int kBackwardRegistersBesidesFragments = 72;
 
-/// How a recurrence is spread over the GPU: 128 blocks (one per SM of the
-/// H100), each owning `unitsPerBlock` hidden units of every gate, i.e. the
-/// rows gate * H + unit of U. A block's rows, gate-major, form 16-row mma
-/// tiles; warp (tile, K quarter) holds its tile's rows over a quarter of K
-/// in registers. At H = 2048 a block owns 16 units: a tile per gate, a
-/// fourth gate's tile in shared memory. (8 units at H = 1024, a tile
-/// spanning two gates, was correct and not faster on the H100:
-/// docs/persistent-recurrences.md, "Open".)
+/// The two recurrences the library runs.
+///  * Forward: block k owns units [16k, 16k + 16) of every gate, i.e. the G·16
+///    rows q·H + 16k + u of U ([G·H, H]), gate-major, one 16-row tile per
+///    gate; it stages h_{t-1} [B, H] and gives the gates' sums.
+///  * Backward (a derived backward's transposed product dh = dgates x U):
+///    block k owns output units [16k, 16k + 16): one tile whose row u is
+///    column 16k + u of U over all G·H inputs; it stages the step's gate
+///    gradients [B, G·H] and gives dh.
+enum class Direction { Forward, Backward };
+
+/// How a recurrence is spread over the GPU: H / 16 blocks; warp (tile,
+/// slice) holds its tile's rows over a slice of H / 4 inputs as mma.m16n8k16
+/// A fragments (H / 16 registers a lane). Each slice's sums go to a region of
+/// their own, batch-major; a unit's value is the sum over the slices.
 struct Layout {
-  int unitsPerBlock;
-  int maxBatch;
+  bool valid;
+  int rowTiles;      // 16-row tiles of the block's rows
+  int registerTiles; // of which held in registers; at most one more in
+                     // shared memory (the H = 2048 LSTM's fourth gate)
+  int slices;        // K slices (warps) per tile
+  int stagedWidth;   // K: columns of the staged vector
+  int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32)
+  int threads;
+  int blocks;
+  int sharedBytes;
 };
-constexpr Layout layoutFor(long /*hidden*/) { return Layout{16, 32}; }
 
-/// Whether the library has entry points for `gates` gates of `hidden`
-/// units: the GRU's 3 and the LSTM's 4 at H = 2048, the size measured
-/// (docs/persistent-recurrences.md).
-constexpr bool hasEntryPoints(long gates, long hidden) {
-  return (gates == 3 || gates == 4) && hidden == 2048;
-}
+/// Bytes of one staged row (bf16), padded so that ldmatrix reads the 8 rows
+/// of a tile from distinct banks.
+constexpr int stagedRowBytes(int width) { return (width + 8) * 2; }
 
-/// The block's 16-row tiles of U (the last one padded with zero rows).
-constexpr int rowTiles(int gates, int hidden) {
-  return (gates * layoutFor(hidden).unitsPerBlock + kTileRows - 1) / kTileRows;
-}
-/// Tiles held in registers: at most 3 (12 warps of 128 registers' worth of
-/// fragments); a fourth stays in shared memory.
-constexpr int registerTiles(int gates, int hidden) {
-  return rowTiles(gates, hidden) < 3 ? rowTiles(gates, hidden) : 3;
-}
-constexpr int threadsPerBlock(int gates, int hidden) {
-  return registerTiles(gates, hidden) * 4 * 32;
-}
-constexpr int blocks(int hidden) {
-  return hidden / layoutFor(hidden).unitsPerBlock;
+constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
+                             int width, int batch) {
+  return batch * stagedRowBytes(width) +
+         (rowTiles > registerTiles ? kTileRows * stagedRowBytes(width) : 0) +
+         slices * batch * (rowTiles * kTileRows + 1) * 4;
 }
 
-/// Bytes of one staged row of h (bf16), padded so that ldmatrix reads the
-/// 8 rows of a tile from distinct banks.
-constexpr int stagedRowBytes(int hidden) { return (hidden + 8) * 2; }
-/// Floats per batch row of a K quarter's sums (odd: conflict-free reads).
-constexpr int sumsRowFloats(int gates, int hidden) {
-  return rowTiles(gates, hidden) * kTileRows + 1;
-}
-constexpr int stagedHBytes(int hidden) {
-  return layoutFor(hidden).maxBatch * stagedRowBytes(hidden);
-}
-/// The tile kept in shared memory (when there is one) follows the staged h.
-constexpr int extraTileBytes(int gates, int hidden) {
-  return rowTiles(gates, hidden) > registerTiles(gates, hidden)
-             ? kTileRows * stagedRowBytes(hidden)
-             : 0;
-}
-constexpr int quarterSumsBytes(int gates, int hidden) {
-  return 4 * layoutFor(hidden).maxBatch * sumsRowFloats(gates, hidden) * 4;
-}
-/// Dynamic shared memory of one block: staged h, the tile kept in shared
-/// memory, the four K quarters' sums.
-constexpr int sharedBytes(int gates, int hidden) {
-  return stagedHBytes(hidden) + extraTileBytes(gates, hidden) +
-         quarterSumsBytes(gates, hidden);
+constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
+  Layout l{};
+  if ((gates != 3 && gates != 4) || hidden % 64 != 0 || hidden < kMinHidden ||
+      hidden > kMaxHidden)
+    return l;
+  bool forward = direction == Direction::Forward;
+  l.rowTiles = forward ? gates : 1;
+  l.slices = forward ? 4 : 4 * gates;
+  l.stagedWidth = forward ? hidden : gates * hidden;
+  int fragmentRegisters =
+      hidden / 16 + (forward ? kRegistersBesidesFragments
+                             : kBackwardRegistersBesidesFragments);
+  int tilesInRegisters = kRegisters / (l.slices * 32 * fragmentRegisters);
+  l.registerTiles =
+      l.rowTiles < tilesInRegisters ? l.rowTiles : tilesInRegisters;
+  // One tile in shared memory, shared by the three register tiles' warps of
+  // a slice (the H = 2048 LSTM's layout), and nothing else.
+  if (l.registerTiles < 1 || (l.rowTiles > l.registerTiles &&
+                              (l.rowTiles != 4 || l.registerTiles != 3)))
+    return l;
+  l.threads = l.registerTiles * l.slices * 32;
+  l.blocks = hidden / kUnitsPerBlock;
+  for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
+    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth,
+                       batch) <= kSharedLimit) {
+      l.maxBatch = batch;
+      l.sharedBytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
+                                     l.stagedWidth, batch);
+      break;
+    }
+  // The shared tile's warps split four batch tiles between them.
+  l.valid = l.maxBatch > 0 && (l.rowTiles == l.registerTiles ||
+                               l.maxBatch == kMaxBatchTiles * kBatchTile);
+  return l;
 }
 
-static_assert(sharedBytes(4, 2048) == 230656, "as measured");
-static_assert(sharedBytes(3, 2048) == 156672, "as measured");
-static_assert(layoutFor(2048).maxBatch / kBatchTile <= kMaxBatchTiles,
-              "one mbarrier per batch tile");
+/// Whether the library has entry points for this recurrence.
+constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
+  return layoutFor(direction, static_cast<int>(gates), static_cast<int>(hidden))
+      .valid;
+}
+
+static_assert(layoutFor(Direction::Forward, 4, 2048).sharedBytes == 230656,
+              "as measured");
+static_assert(layoutFor(Direction::Forward, 3, 2048).sharedBytes == 156672,
+              "as measured");
+static_assert(layoutFor(Direction::Forward, 4, 2048).threads == 384 &&
+                  layoutFor(Direction::Forward, 3, 2048).threads == 384,
+              "as measured");
+static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
+                  layoutFor(Direction::Backward, 4, 768).maxBatch == 32,
+              "FlashRNN's grid (H = 768, B = 16) fits");
 
 } // namespace rnn::persistent
+
+/// The hidden sizes with entry points, for the library's instantiations.
+#define RNN_PERSISTENT_FOR_EACH_HIDDEN(X)                                      \
+  X(256)                                                                       \
+  X(320) X(384) X(448) X(512) X(576) X(640) X(704) X(768) X(832) X(896) X(960) \
+      X(1024) X(1088) X(1152) X(1216) X(1280) X(1344) X(1408) X(1472) X(1536)  \
+          X(1600) X(1664) X(1728) X(1792) X(1856) X(1920) X(1984) X(2048)
 
 #endif // RNN_DEVICELIBRARY_PERSISTENTRECURRENCE_H

@@ -11,12 +11,37 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
+namespace persistent = rnn::persistent;
 
 /// Whether `loop` is a time loop: an scf.for whose body holds a linalg op
 /// (the step's product or kernels) outside any nested loop.
 static bool isTimeLoop(scf::ForOp loop) {
   return llvm::any_of(loop.getBody()->getOperations(),
                       [](Operation &op) { return isa<linalg::LinalgOp>(op); });
+}
+
+/// What a time loop becomes, given what convert-step-loops-to-block-kernels
+/// makes of it (`block`): where the device library runs it (`grid`), the
+/// grid-wide kernel takes the batches that the block kernels leave to the
+/// step loop, if the layout's batches are among them.
+static std::string withGridKernel(const std::string &block, bool grid,
+                                  persistent::Direction direction,
+                                  int64_t gates, int64_t hidden) {
+  if (!grid)
+    return block;
+  persistent::Layout layout = persistent::layoutFor(
+      direction, static_cast<int>(gates), static_cast<int>(hidden));
+  std::string kernel = "grid-wide persistent kernel (device library, " +
+                       std::to_string(layout.blocks) + " blocks of " +
+                       std::to_string(layout.threads) + " threads) for B of " +
+                       std::to_string(persistent::kBatchTile) + " to " +
+                       std::to_string(layout.maxBatch) + " in steps of " +
+                       std::to_string(persistent::kBatchTile);
+  StringRef stepLoop = "step loop: ";
+  if (StringRef(block).starts_with(stepLoop))
+    return kernel + ", the step loop otherwise (no block kernel: " +
+           StringRef(block).drop_front(stepLoop.size()).str() + ")";
+  return block + "; where the block kernels leave the step loop, the " + kernel;
 }
 
 std::string rnn::describePersistentChoices(ModuleOp module,
@@ -49,7 +74,11 @@ std::string rnn::describePersistentChoices(ModuleOp module,
              << ", " << adjoint->gates << " gate"
              << (adjoint->gates == 1 ? "" : "s") << ", "
              << adjoint->weightElementType() << ": "
-             << describeBlockKernel(*adjoint, maxSharedBytes, maxClusterSize)
+             << withGridKernel(describeBlockKernel(*adjoint, maxSharedBytes,
+                                                   maxClusterSize),
+                               deviceLibrary && runsOnDeviceLibrary(*adjoint),
+                               persistent::Direction::Backward, adjoint->gates,
+                               adjoint->hidden)
              << "\n";
           return;
         }
@@ -65,20 +94,11 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                          : "H = " + std::to_string(r->hidden))
          << ", " << r->gates << " gate" << (r->gates == 1 ? "" : "s") << ", "
          << r->stateElementType() << ": ";
-      std::string block =
-          describeBlockKernel(*r, maxSharedBytes, maxClusterSize);
-      StringRef stepLoop = "step loop: ";
-      if (deviceLibrary && runsOnDeviceLibrary(*r) &&
-          StringRef(block).starts_with(stepLoop)) {
-        os << "grid-wide persistent kernel (device library) for B of "
-           << persistent::kBatchTile << " to "
-           << persistent::layoutFor(r->hidden).maxBatch << " in steps of "
-           << persistent::kBatchTile << ", the step loop otherwise (no block "
-           << "kernel: " << StringRef(block).drop_front(stepLoop.size())
-           << ")\n";
-        return;
-      }
-      os << block << "\n";
+      os << withGridKernel(
+                describeBlockKernel(*r, maxSharedBytes, maxClusterSize),
+                deviceLibrary && runsOnDeviceLibrary(*r),
+                persistent::Direction::Forward, r->gates, r->hidden)
+         << "\n";
     });
   }
   return text;

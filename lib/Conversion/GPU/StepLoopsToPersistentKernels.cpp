@@ -6,10 +6,12 @@
 // each block owns 16 hidden units of every gate and holds their rows of U
 // in registers, and the blocks meet at a grid-wide barrier once a step
 // (docs/persistent-recurrences.md: 5.96 against 9.69 us a step for that
-// GRU on the H100). The data movement and the product are written once, in
-// the device library (lib/DeviceLibrary); this pass recognises the step
-// loops that fit it and emits the kernel around the cell's own pointwise
-// step, keeping the loop as the fallback.
+// GRU on the H100). A derived backward's step (the adjoint group, then the
+// transposed product dh = dgates x U) runs the same way, each block owning
+// 16 units of dh and their columns of U. The data movement and the product
+// are written once, in the device library (lib/DeviceLibrary); this pass
+// recognises the step loops that fit it and emits the kernel around the
+// cell's own pointwise step, keeping the loop as the fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +55,15 @@ constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 
 bool rnn::runsOnDeviceLibrary(const StepRecurrence &r) {
   return !r.headwise && r.stateElementType().isBF16() &&
-         persistent::hasEntryPoints(r.gates, r.hidden);
+         persistent::hasEntryPoints(persistent::Direction::Forward, r.gates,
+                                    r.hidden);
+}
+
+bool rnn::runsOnDeviceLibrary(const AdjointRecurrence &r) {
+  return !r.headwise && r.gradientElementType().isBF16() &&
+         r.weightElementType().isBF16() &&
+         persistent::hasEntryPoints(persistent::Direction::Backward, r.gates,
+                                    r.hidden);
 }
 
 /// Declares `name` (private) in `module` unless it exists.
@@ -67,27 +77,161 @@ static void declareFunction(ModuleOp module, StringRef name,
 
 namespace {
 
-class KernelBuilder {
+/// What both kernels' builders share: the library's entry points for one
+/// (direction, gates, H), the step's views rebuilt in the kernel, addresses
+/// and constants.
+class GridKernelBuilderBase {
+protected:
+  GridKernelBuilderBase(persistent::Direction direction, int64_t gates,
+                        int64_t hidden, scf::ForOp loop,
+                        linalg::GenericOp pointwise, OpBuilder &b, Location loc)
+      : direction(direction), gates(gates), hidden(hidden),
+        layout(persistent::layoutFor(direction, gates, hidden)), loop(loop),
+        pw(pointwise), b(b), loc(loc) {}
+
+  /// The ops of the loop's body that `needed` holds (views and index
+  /// arithmetic), cloned for step `step` (clamped by the caller).
+  IRMapping viewsFor(Value step, const llvm::SetVector<Operation *> &needed) {
+    IRMapping views;
+    views.map(loop.getInductionVar(), step);
+    for (Operation &op : loop.getBody()->without_terminator())
+      if ((isa<memref::SubViewOp, memref::ExpandShapeOp,
+               memref::CollapseShapeOp>(op) ||
+           rnn::isPureScalarOp(&op)) &&
+          needed.contains(&op))
+        b.clone(op, views);
+    return views;
+  }
+
+  /// The lane's weight fragments: an array the library fills and reads,
+  /// which LLVM keeps in registers once the calls are inlined.
+  Value fragments() {
+    MLIRContext *ctx = b.getContext();
+    return LLVM::AllocaOp::create(
+        b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(),
+        arith::ConstantIntOp::create(b, loc, hidden / 16, 64));
+  }
+
+  /// (unit, row, column) of element `p` of the block's [B, 16] elements.
+  std::tuple<Value, Value, Value> element(Value p, Value block) {
+    const int64_t units = persistent::kUnitsPerBlock;
+    Value unit = arith::RemUIOp::create(b, loc, p, constant(units));
+    Value row = arith::DivUIOp::create(b, loc, p, constant(units));
+    Value column = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, block, constant(units)), unit);
+    return {unit, row, column};
+  }
+
+  /// Prefetches into L1 the element (row, column) of each input of the
+  /// group that changes with the step and that `prefetched` accepts.
+  void prefetchInputs(const IRMapping &views, Value row, Value column,
+                      function_ref<bool(OpOperand &)> prefetched) {
+    for (OpOperand &operand : pw->getOpOperands()) {
+      if (!pw.isDpsInput(&operand) ||
+          pw.getBody()->getArgument(operand.getOperandNumber()).use_empty() ||
+          !prefetched(operand))
+        continue;
+      // Only what changes with the step: the addresses of what does not
+      // would be hoisted out of the time loop and held in registers, and
+      // the product needs them all (spills made the LSTM's step slower).
+      if (!rnn::dependsOnStep(operand.get(), loop))
+        continue;
+      Value view = views.lookupOrDefault(operand.get());
+      call("prefetch",
+           {addressOf(view, indices(pw.getMatchingIndexingMap(&operand), row,
+                                    column))});
+    }
+  }
+
+  Value constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value pointerTo(Value memref) {
+    Value address = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+  }
+  /// `base` advanced by `elements` bf16 values.
+  Value offsetBf16(Value base, Value elements) {
+    return LLVM::GEPOp::create(b, loc,
+                               LLVM::LLVMPointerType::get(b.getContext()),
+                               b.getBF16Type(), base,
+                               ValueRange{arith::IndexCastOp::create(
+                                   b, loc, b.getI64Type(), elements)});
+  }
+  /// The address of `view`[`at`], as a pointer.
+  Value addressOf(Value view, ArrayRef<Value> at) {
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, view);
+    Value linear = metadata.getOffset();
+    for (auto [index, stride] : llvm::zip(at, metadata.getStrides()))
+      linear = arith::AddIOp::create(
+          b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+    unsigned bytes =
+        cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
+    Value address = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view),
+        arith::MulIOp::create(b, loc, linear, constant(bytes)));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), address)));
+  }
+  SmallVector<Value> indices(AffineMap map, Value row, Value column) {
+    if (rnn::isIdentity2D(map))
+      return {row, column};
+    return {column};
+  }
+  func::CallOp call(StringRef entry, ValueRange args) {
+    std::string name = entry == "prefetch"
+                           ? std::string(kPrefetch)
+                           : entryPointName(direction, gates, hidden, entry);
+    Type result = entry == "sum" ? b.getF32Type() : Type();
+    return func::CallOp::create(b, loc, name,
+                                result ? TypeRange{result} : TypeRange{}, args);
+  }
+
+public:
+  static std::string entryPointName(persistent::Direction direction,
+                                    int64_t gates, int64_t hidden,
+                                    StringRef entry) {
+    return ("rnn_persistent_" +
+            Twine(direction == persistent::Direction::Forward ? "fwd" : "bwd") +
+            "_g" + Twine(gates) + "_h" + Twine(hidden) + "_" + entry)
+        .str();
+  }
+
+protected:
+  persistent::Direction direction;
+  int64_t gates, hidden;
+  persistent::Layout layout;
+  scf::ForOp loop;
+  linalg::GenericOp pw;
+  OpBuilder &b;
+  Location loc;
+};
+
+/// The forward's kernel: per step the library's product of h_{t-1}, then
+/// the cell's pointwise step for this block's units.
+class KernelBuilder : GridKernelBuilderBase {
 public:
   KernelBuilder(const StepRecurrence &r, OpBuilder &b, Location loc)
-      : r(r), b(b), loc(loc) {}
+      : GridKernelBuilderBase(persistent::Direction::Forward, r.gates, r.hidden,
+                              r.loop, r.pointwise, b, loc),
+        r(r) {}
 
   /// Fills the body of `launch`: the library's set-up, then per step its
   /// product, the cell's pointwise step for this block's units, and the
   /// release.
   void build(gpu::LaunchOp launch, Value steps, Value batch, Value hBuffer,
              Value counter) {
-    MLIRContext *ctx = b.getContext();
-    auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    Type i32 = b.getI32Type();
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
-    // The lane's weight fragments: an array the library fills and reads,
-    // which LLVM keeps in registers once the calls are inlined.
-    Value fragments = LLVM::AllocaOp::create(
-        b, loc, ptrType, i32,
-        arith::ConstantIntOp::create(b, loc, r.hidden / 16, 64));
-    call("begin", {pointerTo(r.weight), fragments});
+    Value weights = fragments();
+    call("begin", {pointerTo(r.weight), weights});
     Value hBase = pointerTo(hBuffer), counterPtr = pointerTo(counter);
     Value batch32 = toI32(batch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
@@ -97,34 +241,16 @@ public:
     Value step = stepLoop.getInductionVar();
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
-    Value previous = LLVM::GEPOp::create(
-        b, loc, ptrType, b.getBF16Type(), hBase,
-        ValueRange{arith::IndexCastOp::create(
-            b, loc, b.getI64Type(),
-            arith::MulIOp::create(b, loc, parity,
-                                  constant(maxBatch() * r.hidden)))});
+    Value previous = offsetBf16(
+        hBase, arith::MulIOp::create(b, loc, parity,
+                                     constant(layout.maxBatch * r.hidden)));
     // The views the group reads and writes, rebuilt for this step.
-    IRMapping views;
-    scf::ForOp loop = r.loop;
-    views.map(loop.getInductionVar(), step);
-    llvm::SetVector<Operation *> needed = rnn::opsNeededByGroup(r);
-    for (Operation &op : loop.getBody()->without_terminator())
-      if ((isa<memref::SubViewOp>(op) || rnn::isPureScalarOp(&op)) &&
-          needed.contains(&op))
-        b.clone(op, views);
+    IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
 
     // Thread t takes (row, unit) = divmod(p, units) for p = t, t + threads,
     // ...
-    const int64_t kUnits = persistent::layoutFor(r.hidden).unitsPerBlock;
-    Value elements = arith::MulIOp::create(b, loc, batch, constant(kUnits));
-    Value blockColumn = arith::MulIOp::create(b, loc, block, constant(kUnits));
-    auto element = [&](Value p) {
-      Value unit = arith::RemUIOp::create(b, loc, p, constant(kUnits));
-      return std::make_tuple(
-          unit, Value(arith::DivUIOp::create(b, loc, p, constant(kUnits))),
-          Value(arith::AddIOp::create(b, loc, blockColumn, unit)));
-    };
-    linalg::GenericOp pw = r.pointwise;
+    Value elements = arith::MulIOp::create(
+        b, loc, batch, constant(persistent::kUnitsPerBlock));
 
     // The step's rows of what it reads besides the product (its
     // projection) do not depend on it: into L1 while the blocks wait for
@@ -132,34 +258,23 @@ public:
     // step without, 2.3 with, in the standalone program of
     // docs/performance-notes.md).
     auto prefetchLoop =
-        scf::ForOp::create(b, loc, thread, elements, constant(threads()));
+        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
     {
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPointToStart(prefetchLoop.getBody());
-      auto [unit, row, column] = element(prefetchLoop.getInductionVar());
-      for (OpOperand &operand : pw->getOpOperands()) {
+      auto [unit, row, column] = element(prefetchLoop.getInductionVar(), block);
+      prefetchInputs(views, row, column, [&](OpOperand &operand) {
         bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-        if (!pw.isDpsInput(&operand) || operand.get() == r.state ||
-            (gate && !r.accumulates) ||
-            pw.getBody()->getArgument(operand.getOperandNumber()).use_empty())
-          continue;
-        // Only what changes with the step: the addresses of what does not
-        // would be hoisted out of the time loop and held in registers, and
-        // the product needs them all (spills made the LSTM's step slower).
-        if (!rnn::dependsOnStep(operand.get(), r.loop))
-          continue;
-        Value view = views.lookupOrDefault(operand.get());
-        call("prefetch",
-             {addressOf(view, indices(pw.getMatchingIndexingMap(&operand), row,
-                                      column))});
-      }
+        return operand.get() != r.state && (!gate || r.accumulates);
+      });
     }
-    call("product", {toI32(step), batch32, previous, counterPtr, fragments});
+    Value step32 = toI32(step);
+    call("product", {step32, step32, batch32, previous, counterPtr, weights});
 
     auto elementLoop =
-        scf::ForOp::create(b, loc, thread, elements, constant(threads()));
+        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
     b.setInsertionPointToStart(elementLoop.getBody());
-    auto [unit, row, column] = element(elementLoop.getInductionVar());
+    auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
 
     Block *body = pw.getBody();
     IRMapping scalars;
@@ -206,142 +321,211 @@ public:
   }
 
 private:
-  int64_t maxBatch() const { return persistent::layoutFor(r.hidden).maxBatch; }
-  int64_t threads() const {
-    return persistent::threadsPerBlock(r.gates, r.hidden);
-  }
-  Value constant(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
-  Value toI32(Value index) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
-  }
-  Value pointerTo(Value memref) {
-    Value address = arith::IndexCastOp::create(
-        b, loc, b.getI64Type(),
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
-  }
-  /// The address of `view`[`at`], as a pointer.
-  Value addressOf(Value view, ArrayRef<Value> at) {
-    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, view);
-    Value linear = metadata.getOffset();
-    for (auto [index, stride] : llvm::zip(at, metadata.getStrides()))
-      linear = arith::AddIOp::create(
-          b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-    unsigned bytes =
-        cast<MemRefType>(view.getType()).getElementTypeBitWidth() / 8;
-    Value address = arith::AddIOp::create(
-        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, view),
-        arith::MulIOp::create(b, loc, linear, constant(bytes)));
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-        Value(arith::IndexCastOp::create(b, loc, b.getI64Type(), address)));
-  }
-  SmallVector<Value> indices(AffineMap map, Value row, Value column) {
-    if (rnn::isIdentity2D(map))
-      return {row, column};
-    return {column};
-  }
-  func::CallOp call(StringRef entry, ValueRange args) {
-    std::string name = entry == "prefetch"
-                           ? std::string(kPrefetch)
-                           : ("rnn_persistent_g" + Twine(r.gates) + "_h" +
-                              Twine(r.hidden) + "_" + entry)
-                                 .str();
-    Type result = entry == "sum" ? b.getF32Type() : Type();
-    return func::CallOp::create(b, loc, name,
-                                result ? TypeRange{result} : TypeRange{}, args);
+  const StepRecurrence &r;
+};
+
+/// The backward's kernel (rnn::AdjointRecurrence): per step the cell's
+/// adjoint group for this block's units, which writes the step's gate
+/// gradients into one half of a [2, B, G*H] buffer beside P, the release,
+/// then the library's product of those gradients: the next step's state
+/// gradient dh (added to what the group wrote into S where the product
+/// accumulates onto it, the GRU's dh ⊙ z). After the last step, dh goes to
+/// S.
+class AdjointKernelBuilder : GridKernelBuilderBase {
+public:
+  AdjointKernelBuilder(const rnn::AdjointRecurrence &r, OpBuilder &b,
+                       Location loc)
+      : GridKernelBuilderBase(persistent::Direction::Backward, r.gates,
+                              r.hidden, r.loop, r.pointwise, b, loc),
+        r(r) {}
+
+  void build(gpu::LaunchOp launch, Value steps, Value batch,
+             Value gradientBuffer, Value counter) {
+    Value thread = launch.getThreadIds().x;
+    Value block = launch.getBlockIds().x;
+    Value weights = fragments();
+    call("begin", {pointerTo(r.weight), weights});
+    Value base = pointerTo(gradientBuffer), counterPtr = pointerTo(counter);
+    Value batch32 = toI32(batch);
+    Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
+    Value elements = arith::MulIOp::create(
+        b, loc, batch, constant(persistent::kUnitsPerBlock));
+    llvm::SetVector<Operation *> needed = rnn::opsNeededByGroup(r);
+    Value last = arith::SubIOp::create(b, loc, steps, c1);
+    // The state gradient this element starts a step from: S as the loop
+    // found it at the first step; then the product's sum (onto what the
+    // group wrote into S where the product accumulates).
+    auto stateGradient = [&](Value first, Value unit, Value row,
+                             Value column) -> Value {
+      auto choice = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, first,
+                                      /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&choice.getThenRegion().front());
+      scf::YieldOp::create(b, loc,
+                           ValueRange{memref::LoadOp::create(
+                               b, loc, r.state, ValueRange{row, column})});
+      b.setInsertionPointToStart(&choice.getElseRegion().front());
+      Value sum =
+          call("sum", {toI32(c0), toI32(row), toI32(unit)}).getResult(0);
+      if (r.accumulates)
+        sum = arith::AddFOp::create(
+            b, loc,
+            memref::LoadOp::create(b, loc, r.state, ValueRange{row, column}),
+            sum);
+      scf::YieldOp::create(b, loc, ValueRange{sum});
+      return choice.getResult(0);
+    };
+
+    auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(stepLoop.getBody());
+      Value step = stepLoop.getInductionVar();
+      Value parity = arith::RemUIOp::create(b, loc, step, c2);
+      Value first =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, c0);
+      IRMapping views = viewsFor(step, needed);
+
+      auto elementLoop = scf::ForOp::create(b, loc, thread, elements,
+                                            constant(layout.threads));
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPointToStart(elementLoop.getBody());
+        auto [unit, row, column] =
+            element(elementLoop.getInductionVar(), block);
+        Block *body = pw.getBody();
+        IRMapping scalars;
+        for (OpOperand &operand : pw->getOpOperands()) {
+          BlockArgument arg = body->getArgument(operand.getOperandNumber());
+          if (!pw.isDpsInput(&operand) || arg.use_empty())
+            continue;
+          Value value = operand.get() == r.state
+                            ? stateGradient(first, unit, row, column)
+                            : Value(memref::LoadOp::create(
+                                  b, loc, views.lookupOrDefault(operand.get()),
+                                  indices(pw.getMatchingIndexingMap(&operand),
+                                          row, column)));
+          scalars.map(arg, value);
+        }
+        for (Operation &op : body->without_terminator())
+          b.clone(op, scalars);
+        auto yield = cast<linalg::YieldOp>(body->getTerminator());
+        for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+          Value result = scalars.lookupOrDefault(yield.getOperand(index));
+          // Every init as the loop writes it (P's windows too: the loop
+          // leaves the last step's gradients there), and each gate
+          // gradient also into the half the product stages.
+          memref::StoreOp::create(
+              b, loc, result, views.lookupOrDefault(init.get()),
+              indices(pw.getMatchingIndexingMap(&init), row, column));
+          if (std::optional<int64_t> gate = r.gateOfInit[index]) {
+            Value k = arith::AddIOp::create(b, loc, constant(*gate * r.hidden),
+                                            column);
+            if (result.getType() != b.getBF16Type())
+              result = arith::TruncFOp::create(b, loc, b.getBF16Type(), result);
+            memref::StoreOp::create(b, loc, result, gradientBuffer,
+                                    ValueRange{parity, row, k});
+          }
+        }
+      }
+      // What the next step's group reads, into L1 while the blocks wait for
+      // each other and multiply.
+      Value next = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, step, c1), last);
+      IRMapping nextViews = viewsFor(next, needed);
+      auto prefetchLoop = scf::ForOp::create(b, loc, thread, elements,
+                                             constant(layout.threads));
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPointToStart(prefetchLoop.getBody());
+        auto [unit, row, column] =
+            element(prefetchLoop.getInductionVar(), block);
+        prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
+          return operand.get() != r.state;
+        });
+      }
+      call("release", {counterPtr});
+      Value staged =
+          offsetBf16(base, arith::MulIOp::create(
+                               b, loc, parity,
+                               constant(layout.maxBatch * r.gates * r.hidden)));
+      Value step32 = toI32(step);
+      call("product", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
+                       batch32, staged, counterPtr, weights});
+    }
+    // S after the loop: the last step's product.
+    auto elementLoop =
+        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(elementLoop.getBody());
+    auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
+    Value notFirst = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+    memref::StoreOp::create(b, loc, stateGradient(notFirst, unit, row, column),
+                            r.state, ValueRange{row, column});
   }
 
-  const StepRecurrence &r;
-  OpBuilder &b;
-  Location loc;
+private:
+  const rnn::AdjointRecurrence &r;
 };
 
 } // namespace
 
-/// Declares the library entry points for (gates, hidden) in `module`.
-static void declareEntryPoints(ModuleOp module, int64_t gates, int64_t hidden) {
+/// Declares the library entry points for (direction, gates, hidden) in
+/// `module`.
+static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
+                               int64_t gates, int64_t hidden) {
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
-  std::string prefix =
-      ("rnn_persistent_g" + Twine(gates) + "_h" + Twine(hidden) + "_").str();
-  declareFunction(module, prefix + "begin",
+  auto name = [&](StringRef entry) {
+    return GridKernelBuilderBase::entryPointName(direction, gates, hidden,
+                                                 entry);
+  };
+  declareFunction(module, name("begin"),
                   FunctionType::get(ctx, {ptr, ptr}, {}));
-  declareFunction(module, prefix + "product",
-                  FunctionType::get(ctx, {i32, i32, ptr, ptr, ptr}, {}));
-  declareFunction(module, prefix + "sum",
+  declareFunction(module, name("product"),
+                  FunctionType::get(ctx, {i32, i32, i32, ptr, ptr, ptr}, {}));
+  declareFunction(module, name("sum"),
                   FunctionType::get(ctx, {i32, i32, i32}, {f32}));
-  declareFunction(module, prefix + "release",
-                  FunctionType::get(ctx, {ptr}, {}));
+  declareFunction(module, name("release"), FunctionType::get(ctx, {ptr}, {}));
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
-static void rewrite(const StepRecurrence &r, ModuleOp module) {
+/// Runs `loop` as the grid-wide kernel of `layout` for batches of whole
+/// 8-row tiles up to the layout's (B: `state`'s rows), keeping the loop as
+/// the fallback: `prepare` writes what the kernel reads before the launch
+/// (and allocates its buffers), `buildBody` the kernel, `finish` what
+/// follows a launch that ran.
+static void rewriteAsGridKernel(
+    scf::ForOp loop, Value state, const persistent::Layout &layout,
+    function_ref<void(OpBuilder &, Value batch)> prepare,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch)> buildBody,
+    function_ref<void(OpBuilder &)> finish) {
+  ModuleOp module = loop->getParentOfType<ModuleOp>();
   MLIRContext *ctx = module.getContext();
-  // Before this adds uses of S of its own.
-  bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
-  declareEntryPoints(module, r.gates, r.hidden);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,
                   FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
-
-  scf::ForOp loop = r.loop;
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto cmp = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
-    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
-  };
-  Value steps = loop.getUpperBound();
   // The library's shapes: a batch of whole 8-row tiles, up to the layout's.
   Value batch;
-  Value fits = rnn::buildBatchGuard(b, r.loop, r.state,
-                                    persistent::layoutFor(r.hidden).maxBatch,
+  Value fits = rnn::buildBatchGuard(b, loop, state, layout.maxBatch,
                                     persistent::kBatchTile, batch);
-
-  // h_{t-1} and h_t alternate between the two halves of a scratch buffer
-  // (rows for the largest batch): every block reads all of h_{t-1} while
-  // the others write h_t.
-  auto hType = MemRefType::get(
-      {2, persistent::layoutFor(r.hidden).maxBatch, r.hidden}, b.getBF16Type());
-  Value hBuffer = memref::AllocOp::create(b, loc, hType);
-  Value counter =
-      memref::AllocOp::create(b, loc, MemRefType::get({1}, b.getI32Type()));
-  // Half `which` of the buffer as [B, H] (row stride H).
-  auto half = [&](Value which) {
-    SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), batch,
-                                       b.getIndexAttr(r.hidden)};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    auto type = memref::SubViewOp::inferRankReducedResultType(
-        {ShapedType::kDynamic, r.hidden}, hType, offsets, sizes, strides);
-    return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), hBuffer,
-                                     offsets, sizes, strides);
-  };
-
   auto attempt = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, fits,
                                    /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&attempt.getThenRegion().front());
-    linalg::FillOp::create(
-        b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
-        ValueRange{counter});
-    memref::CopyOp::create(b, loc, r.state, half(index(0)));
+    prepare(b, batch);
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
-        b, loc, index(persistent::blocks(r.hidden)), one, one,
-        index(persistent::threadsPerBlock(r.gates, r.hidden)), one, one,
-        arith::ConstantIntOp::create(
-            b, loc, persistent::sharedBytes(r.gates, r.hidden), 32),
+        b, loc, index(layout.blocks), one, one, index(layout.threads), one, one,
+        arith::ConstantIntOp::create(b, loc, layout.sharedBytes, 32),
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
         /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         index(persistent::kClusterSize), one, one);
@@ -353,22 +537,21 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
     {
       OpBuilder::InsertionGuard inKernel(b);
       b.setInsertionPointToStart(&kernelBody);
-      KernelBuilder(r, b, loc).build(launch, steps, batch, hBuffer, counter);
+      buildBody(b, launch, batch);
       gpu::TerminatorOp::create(b, loc);
     }
     Value refused =
         func::CallOp::create(b, loc, kTakeRefused, TypeRange{b.getI32Type()},
                              ValueRange{})
             .getResult(0);
-    Value ran = cmp(arith::CmpIPredicate::eq, refused,
-                    arith::ConstantIntOp::create(b, loc, 0, 32));
-    if (copyBack) {
-      auto copyBack = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard inCopy(b);
-      b.setInsertionPointToStart(&copyBack.getThenRegion().front());
-      memref::CopyOp::create(
-          b, loc, half(arith::RemUIOp::create(b, loc, steps, index(2))),
-          r.state);
+    Value ran =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, refused,
+                              arith::ConstantIntOp::create(b, loc, 0, 32));
+    auto after = scf::IfOp::create(b, loc, ran, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard inAfter(b);
+      b.setInsertionPointToStart(&after.getThenRegion().front());
+      finish(b);
     }
     scf::YieldOp::create(b, loc, ran);
     b.setInsertionPointToStart(&attempt.getElseRegion().front());
@@ -382,9 +565,104 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
   auto fallback = scf::IfOp::create(b, loc, notRan, /*withElseRegion=*/false);
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
-  b.setInsertionPointAfter(fallback);
-  memref::DeallocOp::create(b, loc, hBuffer);
-  memref::DeallocOp::create(b, loc, counter);
+}
+
+static void rewrite(const StepRecurrence &r, ModuleOp module) {
+  // Before this adds uses of S of its own.
+  bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
+  declareEntryPoints(module, persistent::Direction::Forward, r.gates, r.hidden);
+  persistent::Layout layout =
+      persistent::layoutFor(persistent::Direction::Forward, r.gates, r.hidden);
+  scf::ForOp loop = r.loop;
+  Location loc = loop.getLoc();
+  Value steps = loop.getUpperBound();
+  // h_{t-1} and h_t alternate between the two halves of a scratch buffer
+  // (rows for the largest batch): every block reads all of h_{t-1} while
+  // the others write h_t.
+  OpBuilder outside(loop);
+  auto hType =
+      MemRefType::get({2, layout.maxBatch, r.hidden}, outside.getBF16Type());
+  Value hBuffer = memref::AllocOp::create(outside, loc, hType);
+  Value counter = memref::AllocOp::create(
+      outside, loc, MemRefType::get({1}, outside.getI32Type()));
+  Value batch;
+  // Half `which` of the buffer as [B, H] (row stride H).
+  auto half = [&](OpBuilder &b, Value which) {
+    SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), batch,
+                                       b.getIndexAttr(r.hidden)};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto type = memref::SubViewOp::inferRankReducedResultType(
+        {ShapedType::kDynamic, r.hidden}, hType, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), hBuffer,
+                                     offsets, sizes, strides);
+  };
+  rewriteAsGridKernel(
+      loop, r.state, layout,
+      [&](OpBuilder &b, Value rows) {
+        batch = rows;
+        linalg::FillOp::create(
+            b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
+            ValueRange{counter});
+        memref::CopyOp::create(
+            b, loc, r.state,
+            half(b, arith::ConstantIndexOp::create(b, loc, 0)));
+      },
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows) {
+        KernelBuilder(r, b, loc).build(launch, steps, rows, hBuffer, counter);
+      },
+      [&](OpBuilder &b) {
+        if (copyBack)
+          memref::CopyOp::create(
+              b, loc,
+              half(b, arith::RemUIOp::create(
+                          b, loc, steps,
+                          arith::ConstantIndexOp::create(b, loc, 2))),
+              r.state);
+      });
+  // After the fallback's scf.if, which now holds the loop.
+  OpBuilder after(loop->getParentOp());
+  after.setInsertionPointAfter(loop->getParentOp());
+  memref::DeallocOp::create(after, loc, hBuffer);
+  memref::DeallocOp::create(after, loc, counter);
+}
+
+static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
+  declareEntryPoints(module, persistent::Direction::Backward, r.gates,
+                     r.hidden);
+  persistent::Layout layout =
+      persistent::layoutFor(persistent::Direction::Backward, r.gates, r.hidden);
+  scf::ForOp loop = r.loop;
+  Location loc = loop.getLoc();
+  Value steps = loop.getUpperBound();
+  // The step's gate gradients as the product stages them: step t's in half
+  // t % 2 (rows for the largest batch), which the other blocks read while
+  // this one writes the next step's.
+  OpBuilder outside(loop);
+  Value gradientBuffer = memref::AllocOp::create(
+      outside, loc,
+      MemRefType::get({2, layout.maxBatch, r.gates * r.hidden},
+                      outside.getBF16Type()));
+  Value counter = memref::AllocOp::create(
+      outside, loc, MemRefType::get({1}, outside.getI32Type()));
+  rewriteAsGridKernel(
+      loop, r.state, layout,
+      [&](OpBuilder &b, Value) {
+        linalg::FillOp::create(
+            b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
+            ValueRange{counter});
+      },
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows) {
+        AdjointKernelBuilder(r, b, loc).build(launch, steps, rows,
+                                              gradientBuffer, counter);
+      },
+      [](OpBuilder &) {});
+  // After the fallback's scf.if, which now holds the loop.
+  OpBuilder after(loop->getParentOp());
+  after.setInsertionPointAfter(loop->getParentOp());
+  memref::DeallocOp::create(after, loc, gradientBuffer);
+  memref::DeallocOp::create(after, loc, counter);
 }
 
 namespace {
@@ -395,14 +673,23 @@ struct ConvertStepLoopsToPersistentKernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<StepRecurrence> found;
+    SmallVector<rnn::AdjointRecurrence> adjoints;
     module.walk([&](scf::ForOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>())
         return;
       if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
-          succeeded(r) && rnn::runsOnDeviceLibrary(*r))
-        found.push_back(*r);
+          succeeded(r)) {
+        if (rnn::runsOnDeviceLibrary(*r))
+          found.push_back(*r);
+      } else if (FailureOr<rnn::AdjointRecurrence> adjoint =
+                     rnn::matchAdjointRecurrence(loop);
+                 succeeded(adjoint) && rnn::runsOnDeviceLibrary(*adjoint)) {
+        adjoints.push_back(*adjoint);
+      }
     });
     for (const StepRecurrence &r : found)
+      rewrite(r, module);
+    for (const rnn::AdjointRecurrence &r : adjoints)
       rewrite(r, module);
   }
 };

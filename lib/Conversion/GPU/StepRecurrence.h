@@ -137,6 +137,8 @@ mlir::Value buildBatchGuard(mlir::OpBuilder &b, mlir::scf::ForOp loop,
 /// (convert-step-loops-to-persistent-kernels): a dense bf16 product of a
 /// (gates, hidden) pair it has entry points for.
 bool runsOnDeviceLibrary(const StepRecurrence &r);
+/// The same for a derived backward's step loop.
+bool runsOnDeviceLibrary(const AdjointRecurrence &r);
 
 /// What convert-step-loops-to-block-kernels makes of `r` with
 /// `maxSharedBytes` of shared memory a block and clusters of up to

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Here (the build machine): the bf16 LSTM and GRU of bench/make_models.py at the hidden
+# sizes the grid-wide persistent kernels cover (GRID_SIZES, default 512 768 1024),
+# compiled with --training into build/grid-kernels/models, the runtime libraries into
+# build/grid-kernels/lib. Carry build/grid-kernels; run bench/grid-kernels-run.sh there.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${RNN_BUILD_DIR:-$ROOT/build}"
+OUT="$ROOT/build/grid-kernels"
+"$ROOT/scripts/build.sh" rnn-compile rnn_runtime rnn_runtime_cuda rnn_device_library >/dev/null
+rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib"
+cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
+  "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
+for H in ${GRID_SIZES:-512 768 1024}; do
+  python3 "$ROOT/bench/make_models.py" "$OUT/src" --size "$H" "$H" >/dev/null
+  for kind in lstm gru; do
+    "$BUILD/bin/rnn-compile" --target=cuda --training "$OUT/src/${kind}_bf16_I${H}_H${H}.mlir" \
+      -o "$OUT/models/${kind}_bf16_I${H}_H${H}.so" --runtime-dir "$OUT/lib"
+  done
+done
+rm -rf "$OUT/src"
+echo "grid-kernels-build: $(ls "$OUT/models" | wc -l) models ($(du -sh "$OUT" | cut -f1))"
