@@ -24,8 +24,7 @@
 //
 // Preconditions (checked by the generated host code before the launch):
 // the layout's blocks in clusters of 2, threads and dynamic shared memory, a
-// batch that is a multiple of 8 up to the layout's maxBatch, the step
-// counter zero at launch.
+// batch of 1 to the layout's maxBatch rows, the step counter zero at launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,7 +184,9 @@ product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
-  const int tiles = batch / kBatchTile;
+  // Whole 8-row tiles and a last partial one: its missing rows are never
+  // staged, and the columns of the product they feed are never read.
+  const int tiles = (batch + kBatchTile - 1) / kBatchTile;
   __nv_bfloat16 *staged = stagedVector();
   if (tid == 0) {
     if (waitSteps > 0) {
@@ -214,14 +215,14 @@ product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
     unsigned rank;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     for (int nt = 0; nt < tiles; ++nt) {
+      int end = min(kBatchTile * (nt + 1), batch);
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
-          "r"(kBatchTile * S::kWidth * 2)
+          "r"((end - kBatchTile * nt) * S::kWidth * 2)
           : "memory");
       // This block's half of the tile's rows, to both blocks of the cluster.
-      for (int row = kBatchTile * nt + (int)rank; row < kBatchTile * (nt + 1);
-           row += kCluster)
+      for (int row = kBatchTile * nt + (int)rank; row < end; row += kCluster)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
                      "[%3], %4;" ::"r"(smem32(staged + row * S::kLd)),

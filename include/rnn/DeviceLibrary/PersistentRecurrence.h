@@ -13,7 +13,8 @@
 
 namespace rnn::persistent {
 
-/// Batch rows are staged and multiplied in tiles of 8 (the mma's n).
+/// Batch rows are staged and multiplied in tiles of 8 (the mma's n); a
+/// batch that is not a multiple of 8 leaves part of its last tile unused.
 constexpr int kBatchTile = 8;
 /// The staged vector is multicast to the blocks of a cluster of 2.
 constexpr int kClusterSize = 2;
@@ -60,7 +61,8 @@ struct Layout {
                      // shared memory (the H = 2048 LSTM's fourth gate)
   int slices;        // K slices (warps) per tile
   int stagedWidth;   // K: columns of the staged vector
-  int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32)
+  int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32;
+                     // any batch up to it runs)
   int threads;
   int blocks;
   int sharedBytes;
@@ -135,7 +137,8 @@ static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
 /// The hidden sizes with entry points, for the library's instantiations.
 #define RNN_PERSISTENT_FOR_EACH_HIDDEN(X)                                      \
   X(256)                                                                       \
-  X(320) X(384) X(448) X(512) X(576) X(640) X(704) X(768) X(832) X(896) X(960) \
+  X(320)                                                                       \
+  X(384) X(448) X(512) X(576) X(640) X(704) X(768) X(832) X(896) X(960)        \
       X(1024) X(1088) X(1152) X(1216) X(1280) X(1344) X(1408) X(1472) X(1536)  \
           X(1600) X(1664) X(1728) X(1792) X(1856) X(1920) X(1984) X(2048)
 

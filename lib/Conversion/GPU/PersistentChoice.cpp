@@ -33,10 +33,9 @@ static std::string withGridKernel(const std::string &block, bool grid,
       direction, static_cast<int>(gates), static_cast<int>(hidden));
   std::string kernel = "grid-wide persistent kernel (device library, " +
                        std::to_string(layout.blocks) + " blocks of " +
-                       std::to_string(layout.threads) + " threads) for B of " +
-                       std::to_string(persistent::kBatchTile) + " to " +
-                       std::to_string(layout.maxBatch) + " in steps of " +
-                       std::to_string(persistent::kBatchTile);
+                       std::to_string(layout.threads) +
+                       " threads) for B up to " +
+                       std::to_string(layout.maxBatch);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))
     return kernel + ", the step loop otherwise (no block kernel: " +

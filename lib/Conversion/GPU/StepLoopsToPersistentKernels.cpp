@@ -491,8 +491,8 @@ static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
-/// Runs `loop` as the grid-wide kernel of `layout` for batches of whole
-/// 8-row tiles up to the layout's (B: `state`'s rows), keeping the loop as
+/// Runs `loop` as the grid-wide kernel of `layout` for batches of up to the
+/// layout's rows (B: `state`'s rows), keeping the loop as
 /// the fallback: `prepare` writes what the kernel reads before the launch
 /// (and allocates its buffers), `buildBody` the kernel, `finish` what
 /// follows a launch that ran.
@@ -511,10 +511,10 @@ static void rewriteAsGridKernel(
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  // The library's shapes: a batch of whole 8-row tiles, up to the layout's.
+  // The library's shapes: a batch of up to the layout's rows.
   Value batch;
   Value fits = rnn::buildBatchGuard(b, loop, state, layout.maxBatch,
-                                    persistent::kBatchTile, batch);
+                                    /*batchMultiple=*/1, batch);
   auto attempt = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, fits,
                                    /*withElseRegion=*/true);
   {

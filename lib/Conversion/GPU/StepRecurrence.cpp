@@ -51,19 +51,40 @@ bool dependsOnStep(Value value, scf::ForOp loop) {
                       [&](Value v) { return dependsOnStep(v, loop); });
 }
 
+/// Whether `user` and `loop` sit in different branches of an scf.if that
+/// holds both (one runs instead of the other: a block kernel and the step
+/// loop it falls back to).
+static bool inOtherBranch(Operation *user, scf::ForOp loop) {
+  for (Operation *op = loop->getParentOp(); op; op = op->getParentOp()) {
+    if (!op->isAncestor(user))
+      continue;
+    auto branch = dyn_cast<scf::IfOp>(op);
+    return branch &&
+           !branch.getThenRegion().isAncestor(user->getParentRegion()) !=
+               !branch.getThenRegion().isAncestor(loop->getParentRegion());
+  }
+  return false;
+}
+
 bool isLoopScratch(Value buffer, scf::ForOp loop) {
-  // Allocated in the loop's block, and otherwise only used by the loop, by
-  // ops before it that are not views (nothing can read it through an alias
-  // later), or freed. The kernels leave behind only what the pointwise group
-  // writes, so anything else would be stale afterwards.
+  // Allocated in the loop's block (or in the block of an scf.if holding the
+  // loop, as the block kernels leave it: their kernel in one branch, the
+  // loop in the other), and otherwise only used by the loop, by ops before
+  // it that are not views (nothing can read it through an alias later), by
+  // the other branch, or freed. The kernels leave behind only what the
+  // pointwise group writes, so anything else would be stale afterwards.
   auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != loop->getBlock())
+  if (!alloc)
+    return false;
+  Operation *holder = alloc->getBlock()->findAncestorOpInBlock(*loop);
+  if (!holder || (holder != loop.getOperation() && !isa<scf::IfOp>(holder)))
     return false;
   return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
-    if (loop->isAncestor(user) || isa<memref::DeallocOp>(user))
+    if (loop->isAncestor(user) || isa<memref::DeallocOp>(user) ||
+        inOtherBranch(user, loop))
       return true;
-    return user->getBlock() == loop->getBlock() &&
-           user->isBeforeInBlock(loop) && !isa<ViewLikeOpInterface>(user);
+    return user->getBlock() == holder->getBlock() &&
+           user->isBeforeInBlock(holder) && !isa<ViewLikeOpInterface>(user);
   });
 }
 
