@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Here (the build machine): the bf16 LSTM and GRU of bench/make_models.py at the hidden
-# sizes the grid-wide persistent kernels cover (GRID_SIZES, default 512 768 1024 2048),
+# Here (the build machine): the bf16 LSTM and GRU of bench/make_models.py, and their
+# f16 twins (GRID_F16= leaves them out), at hidden sizes the grid-wide persistent kernels
+# cover (GRID_SIZES, default 512 768 1024 2048),
 # compiled with --training into build/grid-kernels/models, the runtime libraries into
 # build/grid-kernels/lib. Carry build/grid-kernels; run bench/grid-kernels-run.sh there.
 set -euo pipefail
@@ -14,8 +15,12 @@ cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
 for H in ${GRID_SIZES:-512 768 1024 2048}; do
   python3 "$ROOT/bench/make_models.py" "$OUT/src" --size "$H" "$H" >/dev/null
   for kind in lstm gru; do
-    "$BUILD/bin/rnn-compile" --target=cuda --training "$OUT/src/${kind}_bf16_I${H}_H${H}.mlir" \
-      -o "$OUT/models/${kind}_bf16_I${H}_H${H}.so" --runtime-dir "$OUT/lib"
+    # The f16 twin: the same model with f16 storage (what bench/sweep.py does).
+    sed 's/bf16/f16/g' "$OUT/src/${kind}_bf16_I${H}_H${H}.mlir" > "$OUT/src/${kind}_f16_I${H}_H${H}.mlir"
+    for t in bf16 ${GRID_F16-f16}; do
+      "$BUILD/bin/rnn-compile" --target=cuda --training "$OUT/src/${kind}_${t}_I${H}_H${H}.mlir" \
+        -o "$OUT/models/${kind}_${t}_I${H}_H${H}.so" --runtime-dir "$OUT/lib"
+    done
   done
 done
 rm -rf "$OUT/src"

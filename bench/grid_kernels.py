@@ -3,11 +3,11 @@
 kernels, forward and backward) against the step loop of the same library, and against
 float64 autograd through torch.nn.
 
-For each bf16 LSTM / GRU of MODEL_DIR (bench/grid-kernels-build.sh: make_models.py's
-models compiled with --training): the training forward and the backward on random data
+For each bf16 and f16 LSTM / GRU of MODEL_DIR (bench/grid-kernels-build.sh:
+make_models.py's models, and their f16 twins, compiled with --training): the training forward and the backward on random data
 at several (T, B), with the kernels (RNN_CUDA_PERSISTENT=1, read at every call) and with
 the step loop (=0): every result of both against a float64 reference (torch.nn's module
-in float64 on the same bf16-rounded weights and inputs, through autograd), and the two
+in float64 on the same 16-bit-rounded weights and inputs, through autograd), and the two
 paths against each other. Batches over the layout's (32 rows) run the step loop on both
 sides (the fallback). Then one training step and one forward call timed
 on both paths at FlashRNN's grid (T = 1024, B = 16) and the sweep's shapes of that H, in
@@ -30,31 +30,35 @@ from gpu_bench import CudaModel  # noqa: E402
 
 CHECK_SHAPES = [(1, 8), (9, 16), (33, 24), (64, 32), (7, 1), (9, 3), (9, 13), (9, 40)]
 TIME_SHAPES = [(1024, 16), (100, 32), (100, 8), (300, 1), (100, 4)]
-# bf16 inputs and weights, f32 accumulation: the product's rounding, relative to the
+# 16-bit inputs and weights, f32 accumulation: the product's rounding, relative to the
 # largest magnitude of each result.
 LIMIT = 2e-2
 
 
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
 def parse(name):
-    """(kind, I, H) of a make_models.py file name such as lstm_bf16_I768_H768.so."""
+    """(kind, dtype, I, H) of a model file name such as lstm_bf16_I768_H768.so."""
     parts = name[:-3].split("_")
-    return parts[0], int(parts[2][1:]), int(parts[3][1:])
+    return parts[0], DTYPES[parts[1]], int(parts[2][1:]), int(parts[3][1:])
 
 
-def arguments(kind, I, H, T, B, gen):
-    """Our arguments (bf16 x and weights, f32 states and biases) and the float64 module."""
+def arguments(kind, dtype, I, H, T, B, gen):
+    """Our arguments (16-bit x and weights, f32 states and biases) and the float64
+    module."""
     torch.manual_seed(0)
     module = getattr(torch.nn, kind.upper())(I, H).cuda().double()
     with torch.no_grad():
         for name, p in module.named_parameters():
             if name.startswith("weight"):
-                p.copy_(p.bfloat16().double())
-    x = torch.randn(T, B, I, device="cuda", generator=gen).bfloat16()
+                p.copy_(p.to(dtype).double())
+    x = torch.randn(T, B, I, device="cuda", generator=gen).to(dtype)
     states = [torch.randn(B, H, device="cuda", generator=gen) * 0.5
               for _ in range(2 if kind == "lstm" else 1)]
     args = [x.contiguous()] + states + [
-        module.weight_ih_l0.detach().bfloat16().contiguous(),
-        module.weight_hh_l0.detach().bfloat16().contiguous(),
+        module.weight_ih_l0.detach().to(dtype).contiguous(),
+        module.weight_hh_l0.detach().to(dtype).contiguous(),
         module.bias_ih_l0.detach().float().contiguous(),
         module.bias_hh_l0.detach().float().contiguous()]
     return module, args
@@ -88,14 +92,14 @@ def rel(a, b):
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
 
 
-def check(path, kind, I, H):
+def check(path, kind, dtype, I, H):
     model = CudaModel(path)
     func = f"{kind}_seq"
     info = model.model.training_info(func)
     rows = []
     for T, B in CHECK_SHAPES:
         gen = torch.Generator(device="cuda").manual_seed(T * 100 + B)
-        module, args = arguments(kind, I, H, T, B, gen)
+        module, args = arguments(kind, dtype, I, H, T, B, gen)
         outs = model.outputs(info.train_function, args)
         n = len(outs) - info.num_saved
         result_grads = [torch.randn(o.shape, device="cuda", generator=gen) for o in outs[:n]]
@@ -118,14 +122,14 @@ def check(path, kind, I, H):
     return rows
 
 
-def time_model(path, kind, I, H):
+def time_model(path, kind, dtype, I, H):
     model = CudaModel(path)
     func = f"{kind}_seq"
     info = model.model.training_info(func)
     rows = []
     for T, B in TIME_SHAPES:
         gen = torch.Generator(device="cuda").manual_seed(7)
-        _, args = arguments(kind, I, H, T, B, gen)
+        _, args = arguments(kind, dtype, I, H, T, B, gen)
         outs = model.outputs(info.train_function, args)
         n = len(outs) - info.num_saved
         result_grads = [torch.randn(o.shape, device="cuda", generator=gen) for o in outs[:n]]
@@ -169,8 +173,7 @@ def main(model_dir, out_path):
     for name in sorted(os.listdir(model_dir)):
         if not name.endswith(".so"):
             continue
-        kind, I, H = parse(name)
-        rows = check(os.path.join(model_dir, name), kind, I, H)
+        rows = check(os.path.join(model_dir, name), *parse(name))
         failed += sum(r["check"] != "PASS" for r in rows)
         checks += rows
     for name in sorted(os.listdir(model_dir)):

@@ -1,8 +1,8 @@
 //===- PersistentRecurrence.cu - One kernel for a whole recurrence --------===//
 //
-// Device library linked into the kernels of eligible scans (bf16 recurrent
-// matmul, docs/persistent-recurrences.md): compiled to LLVM bitcode by
-// clang and linked by gpu-module-to-binary, so the generated kernel calls
+// Device library linked into the kernels of eligible scans (bf16 or f16
+// recurrent matmul, docs/persistent-recurrences.md): compiled to LLVM bitcode
+// by clang and linked by gpu-module-to-binary, so the generated kernel calls
 // these functions and LLVM inlines them. The generated kernel owns the time
 // loop and the cell's pointwise step; this file owns what is written once:
 // the weights held in registers, the step's vector staged into shared
@@ -82,12 +82,23 @@ __device__ __forceinline__ unsigned long long globalNanoseconds() {
   return now;
 }
 
-__device__ __forceinline__ void mmaBf16(float (&d)[4], const unsigned *a,
-                                        unsigned b0, unsigned b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+// One m16n8k16 tensor-core product of 16-bit operands (bf16, or f16 where
+// `F16`) into f32 accumulators.
+template <bool F16>
+__device__ __forceinline__ void mma16(float (&d)[4], const unsigned *a,
+                                      unsigned b0, unsigned b1) {
+  if constexpr (F16)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
 }
 
 __device__ __forceinline__ void waitPhase(unsigned long long *bar,
@@ -176,7 +187,9 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
 // Waits until every block has released `waitSteps` steps (none for 0),
 // stages the [batch, width] vector at `vector` (the `phase`-th staging since
 // the launch) and multiplies it by the block's rows into the slices' sums.
-template <Direction D, int G, int H>
+// The weights and the vector are bf16, or f16 where `F16` (the same bits
+// move either way; only the product differs).
+template <Direction D, int G, int H, bool F16>
 __device__ __forceinline__ void
 product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
         const unsigned *counter, const unsigned *fragments) {
@@ -255,7 +268,7 @@ product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
       asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                    : "=r"(b0), "=r"(b1)
                    : "r"(smem32(bTile + 16 * kk)));
-      mmaBf16(acc, fragments + 4 * kk, b0, b1);
+      mma16<F16>(acc, fragments + 4 * kk, b0, b1);
     }
     // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
     const int row = tile * kTileRows + g;
@@ -276,7 +289,7 @@ product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
           asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
                        : "=r"(b0), "=r"(b1)
                        : "r"(smem32(bTile + 16 * kk)));
-          mmaBf16(accS, a, b0, b1);
+          mma16<F16>(accS, a, b0, b1);
         }
         const int rowS = S::kLayout.registerTiles * kTileRows + g;
         mine[b * S::kSumsLd + rowS] = accS[0];
@@ -324,7 +337,8 @@ rnn_persistent_prefetch_l1(const void *address) {
 // The entry points, through Entry: a layout the header rejects has entry
 // points that trap (the compiler never calls them), and its templates are
 // never instantiated.
-template <Direction D, int G, int H, bool Valid = layoutFor(D, G, H).valid>
+template <Direction D, int G, int H, bool F16,
+          bool Valid = layoutFor(D, G, H).valid>
 struct Entry {
   static __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
                                                unsigned *fragments) {
@@ -333,13 +347,15 @@ struct Entry {
   static __device__ __forceinline__ void
   product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
           const unsigned *counter, const unsigned *fragments) {
-    ::product<D, G, H>(waitSteps, phase, batch, vector, counter, fragments);
+    ::product<D, G, H, F16>(waitSteps, phase, batch, vector, counter,
+                            fragments);
   }
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
     return rowSum<D, G, H>(gate, b, unit);
   }
 };
-template <Direction D, int G, int H> struct Entry<D, G, H, false> {
+template <Direction D, int G, int H, bool F16>
+struct Entry<D, G, H, F16, false> {
   static __device__ void begin(const __nv_bfloat16 *, unsigned *) { __trap(); }
   static __device__ void product(int, int, int, const __nv_bfloat16 *,
                                  const unsigned *, const unsigned *) {
@@ -352,34 +368,39 @@ template <Direction D, int G, int H> struct Entry<D, G, H, false> {
 };
 
 // The entry points the generated kernels call, one set per (direction,
-// gates, H), named rnn_persistent_{fwd,bwd}_g<G>_h<H>_<entry>. Inlined
-// always: the weight fragments stay in registers only if every call that
-// touches them is inlined into the kernel.
-#define RNN_PERSISTENT_ENTRY_POINTS(DIR, D, G, H)                              \
+// element type, gates, H), named rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_
+// <entry> (bf16 without a suffix). Inlined always: the weight fragments
+// stay in registers only if every call that touches them is inlined into
+// the kernel.
+#define RNN_PERSISTENT_ENTRY_POINTS(NAME, D, F16, G, H)                        \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##DIR##_g##G##_h##H##_begin(const __nv_bfloat16 *u,           \
-                                             unsigned *fragments) {            \
-    Entry<D, G, H>::begin(u, fragments);                                       \
+  rnn_persistent_##NAME##_g##G##_h##H##_begin(const __nv_bfloat16 *u,          \
+                                              unsigned *fragments) {           \
+    Entry<D, G, H, F16>::begin(u, fragments);                                  \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##DIR##_g##G##_h##H##_product(                                \
+  rnn_persistent_##NAME##_g##G##_h##H##_product(                               \
       int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,        \
       const unsigned *counter, const unsigned *fragments) {                    \
-    Entry<D, G, H>::product(waitSteps, phase, batch, vector, counter,          \
-                            fragments);                                        \
+    Entry<D, G, H, F16>::product(waitSteps, phase, batch, vector, counter,     \
+                                 fragments);                                   \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) float                   \
-  rnn_persistent_##DIR##_g##G##_h##H##_sum(int gate, int b, int unit) {        \
-    return Entry<D, G, H>::sum(gate, b, unit);                                 \
+  rnn_persistent_##NAME##_g##G##_h##H##_sum(int gate, int b, int unit) {       \
+    return Entry<D, G, H, F16>::sum(gate, b, unit);                            \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##DIR##_g##G##_h##H##_release(unsigned *counter) {            \
+  rnn_persistent_##NAME##_g##G##_h##H##_release(unsigned *counter) {           \
     release(counter);                                                          \
   }
 
 #define RNN_PERSISTENT_HIDDEN(H)                                               \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, 3, H)                   \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, 4, H)                   \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, 3, H)                  \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, 4, H)
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, 3, H)            \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, 4, H)            \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, 3, H)           \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, 4, H)           \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, 3, H)         \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, 4, H)         \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, 3, H)        \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, 4, H)
 RNN_PERSISTENT_FOR_EACH_HIDDEN(RNN_PERSISTENT_HIDDEN)

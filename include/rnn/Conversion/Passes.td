@@ -312,8 +312,8 @@ def ConvertStepLoopsToPersistentKernels
                 "per-step loop as its fallback";
   let description = [{
     For the CUDA backend on sm_90 and later, after bufferization and before
-    the GEMMs and kernels are mapped: a time loop whose step is one bf16
-    recurrent matmul `S x U^T` (S the [B, H] state the step rewrites, U a
+    the GEMMs and kernels are mapped: a time loop whose step is one bf16 or
+    f16 recurrent matmul `S x U^T` (S the [B, H] state the step rewrites, U a
     [G*H, H] weight from outside the loop, G = 3 or 4 gates) and one
     pointwise group that reads the product at column offsets q*H and writes
     S (every gated cell the fusion produces), becomes one `gpu.launch` for
@@ -330,12 +330,12 @@ def ConvertStepLoopsToPersistentKernels
     kind of launch: each block owns 16 units of S and their columns of U,
     runs the group for them (S from the library's sums after the first
     step), writes each gate gradient also into half t % 2 of a
-    [2, B, G*H] bf16 buffer, and the library's product of that half gives
-    the next step's S; after the last step S is stored.
+    [2, B, G*H] buffer of P's type, and the library's product of that half
+    gives the next step's S; after the last step S is stored.
 
     The data movement and the products come from the device library
     (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels
-    call its entry points (`rnn_persistent_{fwd,bwd}_g<G>_h<H>_*`), which
+    call its entry points (`rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_*`), which
     exist for H a multiple of 64 from 256 to 2048 where the layout fits
     the registers and shared memory of an SM
     (include/rnn/DeviceLibrary/PersistentRecurrence.h). A loop in the

@@ -53,15 +53,19 @@ constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 
 } // namespace
 
+/// The 16-bit types the library multiplies.
+static bool isLibraryType(Type type) { return type.isBF16() || type.isF16(); }
+
 bool rnn::runsOnDeviceLibrary(const StepRecurrence &r) {
-  return !r.headwise && r.stateElementType().isBF16() &&
+  return !r.headwise && isLibraryType(r.stateElementType()) &&
+         r.weightElementType() == r.stateElementType() &&
          persistent::hasEntryPoints(persistent::Direction::Forward, r.gates,
                                     r.hidden);
 }
 
 bool rnn::runsOnDeviceLibrary(const AdjointRecurrence &r) {
-  return !r.headwise && r.gradientElementType().isBF16() &&
-         r.weightElementType().isBF16() &&
+  return !r.headwise && isLibraryType(r.gradientElementType()) &&
+         r.weightElementType() == r.gradientElementType() &&
          persistent::hasEntryPoints(persistent::Direction::Backward, r.gates,
                                     r.hidden);
 }
@@ -82,12 +86,12 @@ namespace {
 /// and constants.
 class GridKernelBuilderBase {
 protected:
-  GridKernelBuilderBase(persistent::Direction direction, int64_t gates,
-                        int64_t hidden, scf::ForOp loop,
+  GridKernelBuilderBase(persistent::Direction direction, Type elementType,
+                        int64_t gates, int64_t hidden, scf::ForOp loop,
                         linalg::GenericOp pointwise, OpBuilder &b, Location loc)
-      : direction(direction), gates(gates), hidden(hidden),
-        layout(persistent::layoutFor(direction, gates, hidden)), loop(loop),
-        pw(pointwise), b(b), loc(loc) {}
+      : direction(direction), elementType(elementType), gates(gates),
+        hidden(hidden), layout(persistent::layoutFor(direction, gates, hidden)),
+        loop(loop), pw(pointwise), b(b), loc(loc) {}
 
   /// The ops of the loop's body that `needed` holds (views and index
   /// arithmetic), cloned for step `step` (clamped by the caller).
@@ -156,13 +160,12 @@ protected:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
   }
-  /// `base` advanced by `elements` bf16 values.
-  Value offsetBf16(Value base, Value elements) {
-    return LLVM::GEPOp::create(b, loc,
-                               LLVM::LLVMPointerType::get(b.getContext()),
-                               b.getBF16Type(), base,
-                               ValueRange{arith::IndexCastOp::create(
-                                   b, loc, b.getI64Type(), elements)});
+  /// `base` advanced by `elements` 16-bit values.
+  Value offset16(Value base, Value elements) {
+    return LLVM::GEPOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), elementType, base,
+        ValueRange{
+            arith::IndexCastOp::create(b, loc, b.getI64Type(), elements)});
   }
   /// The address of `view`[`at`], as a pointer.
   Value addressOf(Value view, ArrayRef<Value> at) {
@@ -186,9 +189,10 @@ protected:
     return {column};
   }
   func::CallOp call(StringRef entry, ValueRange args) {
-    std::string name = entry == "prefetch"
-                           ? std::string(kPrefetch)
-                           : entryPointName(direction, gates, hidden, entry);
+    std::string name =
+        entry == "prefetch"
+            ? std::string(kPrefetch)
+            : entryPointName(direction, elementType, gates, hidden, entry);
     Type result = entry == "sum" ? b.getF32Type() : Type();
     return func::CallOp::create(b, loc, name,
                                 result ? TypeRange{result} : TypeRange{}, args);
@@ -196,16 +200,19 @@ protected:
 
 public:
   static std::string entryPointName(persistent::Direction direction,
-                                    int64_t gates, int64_t hidden,
-                                    StringRef entry) {
+                                    Type elementType, int64_t gates,
+                                    int64_t hidden, StringRef entry) {
     return ("rnn_persistent_" +
             Twine(direction == persistent::Direction::Forward ? "fwd" : "bwd") +
-            "_g" + Twine(gates) + "_h" + Twine(hidden) + "_" + entry)
+            (elementType.isF16() ? "_f16" : "") + "_g" + Twine(gates) + "_h" +
+            Twine(hidden) + "_" + entry)
         .str();
   }
 
 protected:
   persistent::Direction direction;
+  /// The product's operand type: bf16 or f16.
+  Type elementType;
   int64_t gates, hidden;
   persistent::Layout layout;
   scf::ForOp loop;
@@ -219,8 +226,9 @@ protected:
 class KernelBuilder : GridKernelBuilderBase {
 public:
   KernelBuilder(const StepRecurrence &r, OpBuilder &b, Location loc)
-      : GridKernelBuilderBase(persistent::Direction::Forward, r.gates, r.hidden,
-                              r.loop, r.pointwise, b, loc),
+      : GridKernelBuilderBase(persistent::Direction::Forward,
+                              r.stateElementType(), r.gates, r.hidden, r.loop,
+                              r.pointwise, b, loc),
         r(r) {}
 
   /// Fills the body of `launch`: the library's set-up, then per step its
@@ -241,7 +249,7 @@ public:
     Value step = stepLoop.getInductionVar();
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
-    Value previous = offsetBf16(
+    Value previous = offset16(
         hBase, arith::MulIOp::create(b, loc, parity,
                                      constant(layout.maxBatch * r.hidden)));
     // The views the group reads and writes, rebuilt for this step.
@@ -335,8 +343,9 @@ class AdjointKernelBuilder : GridKernelBuilderBase {
 public:
   AdjointKernelBuilder(const rnn::AdjointRecurrence &r, OpBuilder &b,
                        Location loc)
-      : GridKernelBuilderBase(persistent::Direction::Backward, r.gates,
-                              r.hidden, r.loop, r.pointwise, b, loc),
+      : GridKernelBuilderBase(persistent::Direction::Backward,
+                              r.gradientElementType(), r.gates, r.hidden,
+                              r.loop, r.pointwise, b, loc),
         r(r) {}
 
   void build(gpu::LaunchOp launch, Value steps, Value batch,
@@ -421,8 +430,8 @@ public:
           if (std::optional<int64_t> gate = r.gateOfInit[index]) {
             Value k = arith::AddIOp::create(b, loc, constant(*gate * r.hidden),
                                             column);
-            if (result.getType() != b.getBF16Type())
-              result = arith::TruncFOp::create(b, loc, b.getBF16Type(), result);
+            if (result.getType() != elementType)
+              result = arith::TruncFOp::create(b, loc, elementType, result);
             memref::StoreOp::create(b, loc, result, gradientBuffer,
                                     ValueRange{parity, row, k});
           }
@@ -446,9 +455,9 @@ public:
       }
       call("release", {counterPtr});
       Value staged =
-          offsetBf16(base, arith::MulIOp::create(
-                               b, loc, parity,
-                               constant(layout.maxBatch * r.gates * r.hidden)));
+          offset16(base, arith::MulIOp::create(
+                             b, loc, parity,
+                             constant(layout.maxBatch * r.gates * r.hidden)));
       Value step32 = toI32(step);
       call("product", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
                        batch32, staged, counterPtr, weights});
@@ -473,13 +482,14 @@ private:
 /// Declares the library entry points for (direction, gates, hidden) in
 /// `module`.
 static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
-                               int64_t gates, int64_t hidden) {
+                               Type elementType, int64_t gates,
+                               int64_t hidden) {
   MLIRContext *ctx = module.getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
   auto name = [&](StringRef entry) {
-    return GridKernelBuilderBase::entryPointName(direction, gates, hidden,
-                                                 entry);
+    return GridKernelBuilderBase::entryPointName(direction, elementType, gates,
+                                                 hidden, entry);
   };
   declareFunction(module, name("begin"),
                   FunctionType::get(ctx, {ptr, ptr}, {}));
@@ -570,7 +580,8 @@ static void rewriteAsGridKernel(
 static void rewrite(const StepRecurrence &r, ModuleOp module) {
   // Before this adds uses of S of its own.
   bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
-  declareEntryPoints(module, persistent::Direction::Forward, r.gates, r.hidden);
+  declareEntryPoints(module, persistent::Direction::Forward,
+                     r.stateElementType(), r.gates, r.hidden);
   persistent::Layout layout =
       persistent::layoutFor(persistent::Direction::Forward, r.gates, r.hidden);
   scf::ForOp loop = r.loop;
@@ -581,7 +592,7 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
   // the others write h_t.
   OpBuilder outside(loop);
   auto hType =
-      MemRefType::get({2, layout.maxBatch, r.hidden}, outside.getBF16Type());
+      MemRefType::get({2, layout.maxBatch, r.hidden}, r.stateElementType());
   Value hBuffer = memref::AllocOp::create(outside, loc, hType);
   Value counter = memref::AllocOp::create(
       outside, loc, MemRefType::get({1}, outside.getI32Type()));
@@ -629,8 +640,8 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
 }
 
 static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
-  declareEntryPoints(module, persistent::Direction::Backward, r.gates,
-                     r.hidden);
+  declareEntryPoints(module, persistent::Direction::Backward,
+                     r.gradientElementType(), r.gates, r.hidden);
   persistent::Layout layout =
       persistent::layoutFor(persistent::Direction::Backward, r.gates, r.hidden);
   scf::ForOp loop = r.loop;
@@ -643,7 +654,7 @@ static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
   Value gradientBuffer = memref::AllocOp::create(
       outside, loc,
       MemRefType::get({2, layout.maxBatch, r.gates * r.hidden},
-                      outside.getBF16Type()));
+                      r.gradientElementType()));
   Value counter = memref::AllocOp::create(
       outside, loc, MemRefType::get({1}, outside.getI32Type()));
   rewriteAsGridKernel(
