@@ -10,8 +10,9 @@ would pass 2^22 elements (large H get short sequences: cuDNN's PERSIST_DYNAMIC t
 precision of a cell runs the same shapes, so cuDNN runs each once per precision class.
 I = H, one layer.
 
-    build DIR [--max-h H]
-                       (here) the models, one per (cell, precision, H) (up to H): LSTM, GRU and
+    build DIR [--min-h H] [--max-h H] [--cells C,...] [--precisions P,...]
+                       (here) the models, one per (cell, precision, H) (of those
+                       given; a partial sweep): LSTM, GRU and
                        RNN-tanh of bench/make_models.py's form, TF32 matmuls in fp32,
                        bf16 / fp16 storage (input sequence and weights) with f32
                        accumulation and states otherwise; DIR/plan.json and
@@ -106,9 +107,13 @@ def plan(sweep):
     return shapes
 
 
-def build(out_dir, compiler, runtime_dir, max_h=None):
+def build(out_dir, compiler, runtime_dir, max_h=None, min_h=None, cells=None,
+          precisions=None):
     sweep = json.load(open(os.path.join(HERE, "sweep.json")))
-    shapes = [s for s in plan(sweep) if max_h is None or s["H"] <= max_h]
+    shapes = [s for s in plan(sweep) if (max_h is None or s["H"] <= max_h) and
+              (min_h is None or s["H"] >= min_h) and (not cells or s["cell"] in cells)]
+    if precisions:
+        sweep["precisions"] = [p for p in sweep["precisions"] if p in precisions]
     os.makedirs(os.path.join(out_dir, "models"), exist_ok=True)
     for s in shapes:
         for precision in sweep["precisions"]:
@@ -321,6 +326,9 @@ def main():
     b.add_argument("--runtime-dir", required=True)
     b.add_argument("--max-h", type=int,
                    help="only the plan's shapes with H up to this (a partial sweep)")
+    b.add_argument("--min-h", type=int, help="only the plan's shapes with H from this")
+    b.add_argument("--cells", help="only these cells (comma-separated)")
+    b.add_argument("--precisions", help="only these precisions (comma-separated)")
     r = sub.add_parser("run")
     r.add_argument("dir")
     r.add_argument("out")
@@ -331,7 +339,9 @@ def main():
     sub.add_parser("plan")
     a = ap.parse_args()
     if a.cmd == "build":
-        build(a.dir, a.compiler, a.runtime_dir, a.max_h)
+        build(a.dir, a.compiler, a.runtime_dir, a.max_h, a.min_h,
+              a.cells.split(",") if a.cells else None,
+              a.precisions.split(",") if a.precisions else None)
     elif a.cmd == "run":
         sys.exit(run(a.dir, a.out))
     elif a.cmd == "report":

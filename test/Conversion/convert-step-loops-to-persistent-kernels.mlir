@@ -12,11 +12,13 @@
 // CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[T:[a-z0-9]+]]: index)
 // CHECK: %[[HBUF:.*]] = memref.alloc() : memref<2x32x2048xbf16>
 // CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
-// The library's batch shapes: at most 32 rows (any number), and steps.
+// The library's batch shapes: at most 32 rows (any number), and at least 32
+// steps (the kernel's set-up repaid).
 // CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x2048xbf16>
 // CHECK: arith.cmpi ule, %[[B]], %c32
 // CHECK-NOT: arith.remui %[[B]]
 // CHECK: arith.cmpi sgt, %[[T]]
+// CHECK: arith.cmpi sge, %[[T]], %c32
 // CHECK: %[[RAN:.*]] = scf.if %{{.*}} -> (i1) {
 // CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<1xi32>)
 // CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1]

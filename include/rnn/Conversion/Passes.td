@@ -336,14 +336,15 @@ def ConvertStepLoopsToPersistentKernels
     The data movement and the products come from the device library
     (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels
     call its entry points (`rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_*`), which
-    exist for H a multiple of 64 from 256 to 2048 where the layout fits
+    exist for H a multiple of 64 from 512 to 2048 where the layout fits
     the registers and shared memory of an SM
     (include/rnn/DeviceLibrary/PersistentRecurrence.h). A loop in the
     fallback branch of a block kernel (convert-step-loops-to-block-kernels)
     qualifies too: the grid-wide kernel then takes the batches the block
     kernels leave. The loop stays, in an `scf.if`, and runs instead when the
     batch is above the layout's largest (32, fewer where the staged vector
-    is wide), when the sequence is empty, or when the runtime refuses the
+    is wide), when the sequence has fewer than 32 steps (the kernel's set-up
+    would not pay), or when the runtime refuses the
     launch because the device cannot hold all blocks at once
     (`rnn_cuda_require_resident_next_launch`,
     `rnn_cuda_take_refused_launch`). Loops of any other form, and layouts

@@ -25,9 +25,17 @@ constexpr int kMaxBatchTiles = 4;
 /// Hidden units a block owns.
 constexpr int kUnitsPerBlock = 16;
 /// Hidden sizes with entry points: multiples of 64 (a K quarter of whole
-/// k16 steps, an even number of blocks for the clusters) in this range.
-constexpr int kMinHidden = 256;
+/// k16 steps, an even number of blocks for the clusters) in this range. At
+/// H = 256 the kernel's step was no faster than the step loop's (the GRU at
+/// B = 1, T = 50: 0.257 against 0.179 ms, H100, 2026-11-27); from 512 on it
+/// was 1.2x to 2.9x faster (docs/persistent-recurrences.md).
+constexpr int kMinHidden = 512;
 constexpr int kMaxHidden = 2048;
+/// The fewest steps a sequence needs for the kernel: its set-up (the weights
+/// into registers, the cooperative launch) costs about what 20 steps gain
+/// over the step loop. Ten-step sweep shapes lost (0.55x to 0.91x), those of
+/// 50 steps and more at H >= 512 gained (H100, 2026-11-27).
+constexpr int kMinSteps = 32;
 /// Dynamic shared memory a block may take on sm_90 (227 KiB), less the
 /// library's static mbarriers.
 constexpr int kSharedLimit = 232448 - 64;
@@ -135,11 +143,11 @@ static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
 } // namespace rnn::persistent
 
 /// The hidden sizes with entry points, for the library's instantiations.
+// clang-format off
 #define RNN_PERSISTENT_FOR_EACH_HIDDEN(X)                                      \
-  X(256)                                                                       \
-  X(320)                                                                       \
-  X(384) X(448) X(512) X(576) X(640) X(704) X(768) X(832) X(896) X(960)        \
-      X(1024) X(1088) X(1152) X(1216) X(1280) X(1344) X(1408) X(1472) X(1536)  \
-          X(1600) X(1664) X(1728) X(1792) X(1856) X(1920) X(1984) X(2048)
+  X(512) X(576) X(640) X(704) X(768) X(832) X(896) X(960) X(1024) X(1088)      \
+  X(1152) X(1216) X(1280) X(1344) X(1408) X(1472) X(1536) X(1600) X(1664)      \
+  X(1728) X(1792) X(1856) X(1920) X(1984) X(2048)
+// clang-format on
 
 #endif // RNN_DEVICELIBRARY_PERSISTENTRECURRENCE_H

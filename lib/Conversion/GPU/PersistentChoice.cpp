@@ -35,7 +35,8 @@ static std::string withGridKernel(const std::string &block, bool grid,
                        std::to_string(layout.blocks) + " blocks of " +
                        std::to_string(layout.threads) +
                        " threads) for B up to " +
-                       std::to_string(layout.maxBatch);
+                       std::to_string(layout.maxBatch) + " and T of at least " +
+                       std::to_string(persistent::kMinSteps);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))
     return kernel + ", the step loop otherwise (no block kernel: " +

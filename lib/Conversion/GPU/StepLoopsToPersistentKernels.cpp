@@ -521,10 +521,16 @@ static void rewriteAsGridKernel(
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  // The library's shapes: a batch of up to the layout's rows.
+  // The library's shapes: a batch of up to the layout's rows; a sequence
+  // long enough to repay the kernel's set-up.
   Value batch;
   Value fits = rnn::buildBatchGuard(b, loop, state, layout.maxBatch,
                                     /*batchMultiple=*/1, batch);
+  fits = arith::AndIOp::create(
+      b, loc, fits,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                            loop.getUpperBound(),
+                            index(persistent::kMinSteps)));
   auto attempt = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()}, fits,
                                    /*withElseRegion=*/true);
   {
