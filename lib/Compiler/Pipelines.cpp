@@ -268,7 +268,8 @@ std::string cudaLoweringPipeline(llvm::StringRef chip, unsigned kPartials,
               ? "convert-step-loops-to-block-kernels{max-shared-bytes=" +
                     std::to_string(maxDynamicSharedBytes(chip)) +
                     " max-cluster-size=" +
-                    std::to_string(maxBlockKernelCluster(chip)) + "},"
+                    std::to_string(maxBlockKernelCluster(chip)) +
+                    (persistent ? " grid-kernels" : "") + "},"
               : std::string()) +
          // Eligible recurrences as one kernel each, their step loops kept as
          // the fallback (docs/persistent-recurrences.md).

@@ -401,6 +401,12 @@ def ConvertStepLoopsToBlockKernels
     `rnn_cuda_persistent_enabled()` (the runtime) returns 0. Loops of any
     other form, and heads whose matrices do not fit in `max-shared-bytes`,
     are left alone. The launch carries `rnn.persistent_launch`.
+
+    With `grid-kernels` (set where convert-step-loops-to-persistent-kernels
+    runs next), a loop that the device library's grid-wide kernel can run
+    gets no cluster plans: on the H100 the grid-wide kernel was the faster
+    at every batch measured where both applied (bf16 LSTM and GRU at
+    H = 512, docs/persistent-recurrences.md).
   }];
   let options = [
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t",
@@ -410,6 +416,9 @@ def ConvertStepLoopsToBlockKernels
            /*default=*/"1",
            "Most blocks of a cluster a head may be spread over, a power of two "
            "from 1 to 16 (16 on sm_90, 1 where there are no clusters)">,
+    Option<"gridKernels", "grid-kernels", "bool", /*default=*/"false",
+           "The grid-wide kernels run next: no cluster plans for the loops "
+           "they can run">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

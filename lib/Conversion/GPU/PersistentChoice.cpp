@@ -74,11 +74,13 @@ std::string rnn::describePersistentChoices(ModuleOp module,
              << ", " << adjoint->gates << " gate"
              << (adjoint->gates == 1 ? "" : "s") << ", "
              << adjoint->weightElementType() << ": "
-             << withGridKernel(describeBlockKernel(*adjoint, maxSharedBytes,
-                                                   maxClusterSize),
-                               deviceLibrary && runsOnDeviceLibrary(*adjoint),
-                               persistent::Direction::Backward, adjoint->gates,
-                               adjoint->hidden)
+             << withGridKernel(
+                    describeBlockKernel(
+                        *adjoint, maxSharedBytes,
+                        clusterLimit(*adjoint, maxClusterSize, deviceLibrary)),
+                    deviceLibrary && runsOnDeviceLibrary(*adjoint),
+                    persistent::Direction::Backward, adjoint->gates,
+                    adjoint->hidden)
              << "\n";
           return;
         }
@@ -94,10 +96,11 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                          : "H = " + std::to_string(r->hidden))
          << ", " << r->gates << " gate" << (r->gates == 1 ? "" : "s") << ", "
          << r->stateElementType() << ": ";
-      os << withGridKernel(
-                describeBlockKernel(*r, maxSharedBytes, maxClusterSize),
-                deviceLibrary && runsOnDeviceLibrary(*r),
-                persistent::Direction::Forward, r->gates, r->hidden)
+      os << withGridKernel(describeBlockKernel(
+                               *r, maxSharedBytes,
+                               clusterLimit(*r, maxClusterSize, deviceLibrary)),
+                           deviceLibrary && runsOnDeviceLibrary(*r),
+                           persistent::Direction::Forward, r->gates, r->hidden)
          << "\n";
     });
   }

@@ -1315,13 +1315,17 @@ struct ConvertStepLoopsToBlockKernelsPass
         return;
       if (FailureOr<StepRecurrence> r = rnn::matchStepRecurrence(loop);
           succeeded(r)) {
-        if (BlockPlans plans = plansFor(*r, maxSharedBytes, maxClusterSize);
+        if (BlockPlans plans =
+                plansFor(*r, maxSharedBytes,
+                         rnn::clusterLimit(*r, maxClusterSize, gridKernels));
             !plans.empty())
           found.emplace_back(*r, plans);
       } else if (FailureOr<rnn::AdjointRecurrence> r =
                      rnn::matchAdjointRecurrence(loop);
                  succeeded(r)) {
-        if (BlockPlans plans = plansFor(*r, maxSharedBytes, maxClusterSize);
+        if (BlockPlans plans =
+                plansFor(*r, maxSharedBytes,
+                         rnn::clusterLimit(*r, maxClusterSize, gridKernels));
             !plans.empty())
           adjoints.emplace_back(*r, plans);
       }

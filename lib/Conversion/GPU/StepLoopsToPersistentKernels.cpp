@@ -70,6 +70,16 @@ bool rnn::runsOnDeviceLibrary(const AdjointRecurrence &r) {
                                     r.hidden);
 }
 
+int64_t rnn::clusterLimit(const StepRecurrence &r, int64_t maxClusterSize,
+                          bool gridKernels) {
+  return gridKernels && runsOnDeviceLibrary(r) ? 1 : maxClusterSize;
+}
+
+int64_t rnn::clusterLimit(const AdjointRecurrence &r, int64_t maxClusterSize,
+                          bool gridKernels) {
+  return gridKernels && runsOnDeviceLibrary(r) ? 1 : maxClusterSize;
+}
+
 /// Declares `name` (private) in `module` unless it exists.
 static void declareFunction(ModuleOp module, StringRef name,
                             FunctionType type) {

@@ -140,6 +140,14 @@ bool runsOnDeviceLibrary(const StepRecurrence &r);
 /// The same for a derived backward's step loop.
 bool runsOnDeviceLibrary(const AdjointRecurrence &r);
 
+/// The largest cluster convert-step-loops-to-block-kernels plans for `r`:
+/// `maxClusterSize`, or 1 where `gridKernels` (the grid-wide kernels run
+/// next) and the device library can run `r`.
+int64_t clusterLimit(const StepRecurrence &r, int64_t maxClusterSize,
+                     bool gridKernels);
+int64_t clusterLimit(const AdjointRecurrence &r, int64_t maxClusterSize,
+                     bool gridKernels);
+
 /// What convert-step-loops-to-block-kernels makes of `r` with
 /// `maxSharedBytes` of shared memory a block and clusters of up to
 /// `maxClusterSize` blocks: the kernel's shape and the batches it runs for,
