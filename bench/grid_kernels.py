@@ -8,8 +8,8 @@ make_models.py's models, and their f16 twins, compiled with --training): the tra
 at several (T, B), with the kernels (RNN_CUDA_PERSISTENT=1, read at every call) and with
 the step loop (=0): every result of both against a float64 reference (torch.nn's module
 in float64 on the same 16-bit-rounded weights and inputs, through autograd), and the two
-paths against each other. Batches over the layout's (32 rows) run the step loop on both
-sides (the fallback). Then one training step and one forward call timed
+paths against each other. Batches over the layout's (32 rows) and sequences under 32
+steps run the step loop on both sides (the fallback). Then one training step and one forward call timed
 on both paths at FlashRNN's grid (T = 1024, B = 16) and the sweep's shapes of that H, in
 3 alternating rounds of 10 calls (CUDA events, medians, min-max).
 
@@ -28,7 +28,9 @@ sys.path.insert(0, HERE)
 from cuda_events import event_times  # noqa: E402
 from gpu_bench import CudaModel  # noqa: E402
 
-CHECK_SHAPES = [(1, 8), (9, 16), (33, 24), (64, 32), (7, 1), (9, 3), (9, 13), (9, 40)]
+# (T, B): the kernels take T >= 32 and B <= 32; the last two run the fallback.
+CHECK_SHAPES = [(32, 8), (40, 16), (33, 24), (64, 32), (35, 1), (36, 3), (34, 13),
+                (9, 16), (33, 40)]
 TIME_SHAPES = [(1024, 16), (100, 32), (100, 8), (300, 1), (100, 4)]
 # 16-bit inputs and weights, f32 accumulation: the product's rounding, relative to the
 # largest magnitude of each result.

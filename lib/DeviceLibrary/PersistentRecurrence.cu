@@ -22,6 +22,10 @@
 // slice share its product by batch tiles. Each slice's sums go to a region
 // of their own, batch-major, and rowSum adds them.
 //
+// A recurrence whose H is not a multiple of 64 runs on the entry points of
+// the next one: begin() takes the real H and loads zero weights for the
+// padding units and inputs, whose staged columns the caller zeroes.
+//
 // Preconditions (checked by the generated host code before the launch):
 // the layout's blocks in clusters of 2, threads and dynamic shared memory, a
 // batch of 1 to the layout's maxBatch rows, the step counter zero at launch.
@@ -112,38 +116,51 @@ __device__ __forceinline__ void waitPhase(unsigned long long *bar,
                  : "memory");
 }
 
-// Forward: the row of U ([G*H, H]) that row `row` of the block's tiles
-// holds (rows are gate-major: gate = row / units), or null for a padding
-// row.
-template <int G, int H>
-__device__ __forceinline__ const __nv_bfloat16 *rowOfU(const __nv_bfloat16 *u,
-                                                       int row) {
-  int gate = row / kUnitsPerBlock, unit = row % kUnitsPerBlock;
-  if (gate >= G)
+// The layout's H (a multiple of 64) may exceed the recurrence's `hidden`:
+// the units and inputs past it are padding, with zero weights.
+
+// Forward: the row of U ([G*hidden, hidden]) that row `row` of the block's
+// tiles holds (rows are gate-major: gate = row / units), or null for a
+// padding row.
+template <int G>
+__device__ __forceinline__ const unsigned short *rowOfU(const __nv_bfloat16 *u,
+                                                        int row, int hidden) {
+  int gate = row / kUnitsPerBlock;
+  int unit = blockIdx.x * kUnitsPerBlock + row % kUnitsPerBlock;
+  if (gate >= G || unit >= hidden)
     return nullptr;
-  return u + (size_t)(gate * H + blockIdx.x * kUnitsPerBlock + unit) * H;
+  return reinterpret_cast<const unsigned short *>(u) +
+         (size_t)(gate * hidden + unit) * hidden;
 }
 
-// The A fragment word of the block's row `row` at inputs k, k + 1 (k even):
-// forward, two adjacent entries of a row of U; backward, entries (k, n) and
-// (k + 1, n) of U for the row's unit n.
+// The A fragment word of the block's row `row` at inputs k, k + 1 (k even,
+// in the layout's input space): forward, two adjacent entries of a row of
+// U; backward, entries (k, n) and (k + 1, n) of U for the row's unit n,
+// input k being unit k % H of gate k / H. Zero past `hidden`.
 template <Direction D, int G, int H>
 __device__ __forceinline__ unsigned fragmentWord(const __nv_bfloat16 *u,
-                                                 int row, int k) {
+                                                 int row, int k, int hidden) {
   if constexpr (D == Direction::Forward) {
-    const __nv_bfloat16 *r = rowOfU<G, H>(u, row);
-    return r ? *reinterpret_cast<const unsigned *>(r + k) : 0u;
+    const unsigned short *r = rowOfU<G>(u, row, hidden);
+    if (!r || k >= hidden)
+      return 0u;
+    if (hidden % 2 == 0) // both in range, the pair 4-byte aligned
+      return *reinterpret_cast<const unsigned *>(r + k);
+    return (unsigned)r[k] | (k + 1 < hidden ? (unsigned)r[k + 1] << 16 : 0u);
   } else {
     const unsigned short *w = reinterpret_cast<const unsigned short *>(u);
-    size_t n = blockIdx.x * kUnitsPerBlock + row;
-    return (unsigned)w[(size_t)k * H + n] |
-           ((unsigned)w[(size_t)(k + 1) * H + n] << 16);
+    int n = blockIdx.x * kUnitsPerBlock + row, gate = k / H, j = k % H;
+    if (n >= hidden || j >= hidden)
+      return 0u;
+    size_t at = (size_t)(gate * hidden + j) * hidden + n;
+    return (unsigned)w[at] |
+           (j + 1 < hidden ? (unsigned)w[at + hidden] << 16 : 0u);
   }
 }
 
 template <Direction D, int G, int H>
 __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
-                                      unsigned *fragments) {
+                                      unsigned *fragments, int hidden) {
   using S = Shape<D, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
@@ -163,10 +180,17 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
     __nv_bfloat16 *shared = sharedTile<S>();
     for (int v = tid; v < kTileRows * H / 8; v += S::kThreads) {
       int row = v / (H / 8), col = 8 * (v % (H / 8));
-      *reinterpret_cast<uint4 *>(shared + row * S::kLd + col) =
-          *reinterpret_cast<const uint4 *>(
-              rowOfU<G, H>(u, S::kLayout.registerTiles * kTileRows + row) +
-              col);
+      const unsigned short *r =
+          rowOfU<G>(u, S::kLayout.registerTiles * kTileRows + row, hidden);
+      unsigned short *to =
+          reinterpret_cast<unsigned short *>(shared + row * S::kLd + col);
+      if (r && hidden == H) {
+        *reinterpret_cast<uint4 *>(to) =
+            *reinterpret_cast<const uint4 *>(r + col);
+      } else {
+        for (int i = 0; i < 8; ++i)
+          to[i] = r && col + i < hidden ? r[col + i] : 0;
+      }
     }
   }
   // Lane (g, t)'s A fragments: a0 (row g, k 2t), a1 (row g + 8), a2 (row g,
@@ -176,10 +200,10 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk) {
     int k = k0 + 16 * kk + 2 * t;
-    fragments[4 * kk] = fragmentWord<D, G, H>(u, lo, k);
-    fragments[4 * kk + 1] = fragmentWord<D, G, H>(u, hi, k);
-    fragments[4 * kk + 2] = fragmentWord<D, G, H>(u, lo, k + 8);
-    fragments[4 * kk + 3] = fragmentWord<D, G, H>(u, hi, k + 8);
+    fragments[4 * kk] = fragmentWord<D, G, H>(u, lo, k, hidden);
+    fragments[4 * kk + 1] = fragmentWord<D, G, H>(u, hi, k, hidden);
+    fragments[4 * kk + 2] = fragmentWord<D, G, H>(u, lo, k + 8, hidden);
+    fragments[4 * kk + 3] = fragmentWord<D, G, H>(u, hi, k + 8, hidden);
   }
   __syncthreads();
 }
@@ -340,9 +364,9 @@ rnn_persistent_prefetch_l1(const void *address) {
 template <Direction D, int G, int H, bool F16,
           bool Valid = layoutFor(D, G, H).valid>
 struct Entry {
-  static __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
-                                               unsigned *fragments) {
-    ::begin<D, G, H>(u, fragments);
+  static __device__ __forceinline__ void
+  begin(const __nv_bfloat16 *u, unsigned *fragments, int hidden) {
+    ::begin<D, G, H>(u, fragments, hidden);
   }
   static __device__ __forceinline__ void
   product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
@@ -356,7 +380,9 @@ struct Entry {
 };
 template <Direction D, int G, int H, bool F16>
 struct Entry<D, G, H, F16, false> {
-  static __device__ void begin(const __nv_bfloat16 *, unsigned *) { __trap(); }
+  static __device__ void begin(const __nv_bfloat16 *, unsigned *, int) {
+    __trap();
+  }
   static __device__ void product(int, int, int, const __nv_bfloat16 *,
                                  const unsigned *, const unsigned *) {
     __trap();
@@ -374,9 +400,9 @@ struct Entry<D, G, H, F16, false> {
 // the kernel.
 #define RNN_PERSISTENT_ENTRY_POINTS(NAME, D, F16, G, H)                        \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_begin(const __nv_bfloat16 *u,          \
-                                              unsigned *fragments) {           \
-    Entry<D, G, H, F16>::begin(u, fragments);                                  \
+  rnn_persistent_##NAME##_g##G##_h##H##_begin(                                 \
+      const __nv_bfloat16 *u, unsigned *fragments, int hidden) {               \
+    Entry<D, G, H, F16>::begin(u, fragments, hidden);                          \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_product(                               \

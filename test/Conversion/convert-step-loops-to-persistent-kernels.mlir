@@ -26,7 +26,7 @@
 // CHECK:   func.call @rnn_cuda_require_resident_next_launch()
 // CHECK:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c128{{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c156672_i32
 // CHECK:     %[[FRAGMENTS:.*]] = llvm.alloca %{{.*}} x i32
-// CHECK:     func.call @rnn_persistent_fwd_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]])
+// CHECK:     func.call @rnn_persistent_fwd_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]], %c2048_i32)
 // CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]]
 // The step's projection row, rebuilt from the step index, goes to L1 before
 // the product (the bias, the same every step, does not).

@@ -337,7 +337,9 @@ def ConvertStepLoopsToPersistentKernels
     (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels
     call its entry points (`rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_*`), which
     exist for H a multiple of 64 from 512 to 2048 where the layout fits
-    the registers and shared memory of an SM
+    the registers and shared memory of an SM; another H from 449 runs on
+    those of the next multiple of 64, its padding units skipped and its
+    staged buffers zeroed
     (include/rnn/DeviceLibrary/PersistentRecurrence.h). A loop in the
     fallback branch of a block kernel (convert-step-loops-to-block-kernels)
     qualifies too: the grid-wide kernel then takes the batches the block

@@ -123,10 +123,17 @@ constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
   return l;
 }
 
-/// Whether the library has entry points for this recurrence.
+/// The layout's H for a recurrence of `hidden` units: the next multiple of
+/// 64. The units and inputs past `hidden` are padding (zero weights; the
+/// generated kernel skips their elements).
+constexpr long paddedHidden(long hidden) { return (hidden + 63) / 64 * 64; }
+
+/// Whether the library has entry points for this recurrence (those of its
+/// padded H).
 constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
-  return layoutFor(direction, static_cast<int>(gates), static_cast<int>(hidden))
-      .valid;
+  return hidden > 0 && layoutFor(direction, static_cast<int>(gates),
+                                 static_cast<int>(paddedHidden(hidden)))
+                           .valid;
 }
 
 static_assert(layoutFor(Direction::Forward, 4, 2048).sharedBytes == 230656,

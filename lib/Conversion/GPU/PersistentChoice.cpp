@@ -29,14 +29,19 @@ static std::string withGridKernel(const std::string &block, bool grid,
                                   int64_t gates, int64_t hidden) {
   if (!grid)
     return block;
-  persistent::Layout layout = persistent::layoutFor(
-      direction, static_cast<int>(gates), static_cast<int>(hidden));
-  std::string kernel = "grid-wide persistent kernel (device library, " +
-                       std::to_string(layout.blocks) + " blocks of " +
-                       std::to_string(layout.threads) +
-                       " threads) for B up to " +
-                       std::to_string(layout.maxBatch) + " and T of at least " +
-                       std::to_string(persistent::kMinSteps);
+  persistent::Layout layout =
+      persistent::layoutFor(direction, static_cast<int>(gates),
+                            static_cast<int>(persistent::paddedHidden(hidden)));
+  std::string kernel =
+      "grid-wide persistent kernel (device library, " +
+      (persistent::paddedHidden(hidden) != hidden
+           ? "H padded to " + std::to_string(persistent::paddedHidden(hidden)) +
+                 ", "
+           : std::string()) +
+      std::to_string(layout.blocks) + " blocks of " +
+      std::to_string(layout.threads) + " threads) for B up to " +
+      std::to_string(layout.maxBatch) + " and T of at least " +
+      std::to_string(persistent::kMinSteps);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))
     return kernel + ", the step loop otherwise (no block kernel: " +

@@ -100,8 +100,9 @@ protected:
                         int64_t gates, int64_t hidden, scf::ForOp loop,
                         linalg::GenericOp pointwise, OpBuilder &b, Location loc)
       : direction(direction), elementType(elementType), gates(gates),
-        hidden(hidden), layout(persistent::layoutFor(direction, gates, hidden)),
-        loop(loop), pw(pointwise), b(b), loc(loc) {}
+        hidden(hidden), padded(persistent::paddedHidden(hidden)),
+        layout(persistent::layoutFor(direction, gates, padded)), loop(loop),
+        pw(pointwise), b(b), loc(loc) {}
 
   /// The ops of the loop's body that `needed` holds (views and index
   /// arithmetic), cloned for step `step` (clamped by the caller).
@@ -123,7 +124,24 @@ protected:
     MLIRContext *ctx = b.getContext();
     return LLVM::AllocaOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(),
-        arith::ConstantIntOp::create(b, loc, hidden / 16, 64));
+        arith::ConstantIntOp::create(b, loc, padded / 16, 64));
+  }
+
+  /// Where the layout pads H, the rest of the current block runs only for
+  /// the recurrence's own columns (an scf.if the builder then inserts into).
+  void skipPadding(Value column) {
+    if (padded == hidden)
+      return;
+    Value own = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column,
+                                      constant(hidden));
+    auto branch = scf::IfOp::create(b, loc, own, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+  }
+
+  /// The library's set-up: U's fragments into `weights`.
+  void begin(Value weight, Value weights) {
+    call("begin", {pointerTo(weight), weights,
+                   arith::ConstantIntOp::create(b, loc, hidden, 32)});
   }
 
   /// (unit, row, column) of element `p` of the block's [B, 16] elements.
@@ -202,7 +220,7 @@ protected:
     std::string name =
         entry == "prefetch"
             ? std::string(kPrefetch)
-            : entryPointName(direction, elementType, gates, hidden, entry);
+            : entryPointName(direction, elementType, gates, padded, entry);
     Type result = entry == "sum" ? b.getF32Type() : Type();
     return func::CallOp::create(b, loc, name,
                                 result ? TypeRange{result} : TypeRange{}, args);
@@ -223,7 +241,8 @@ protected:
   persistent::Direction direction;
   /// The product's operand type: bf16 or f16.
   Type elementType;
-  int64_t gates, hidden;
+  /// G, the recurrence's H and the layout's (a multiple of 64).
+  int64_t gates, hidden, padded;
   persistent::Layout layout;
   scf::ForOp loop;
   linalg::GenericOp pw;
@@ -249,7 +268,7 @@ public:
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
     Value weights = fragments();
-    call("begin", {pointerTo(r.weight), weights});
+    begin(r.weight, weights);
     Value hBase = pointerTo(hBuffer), counterPtr = pointerTo(counter);
     Value batch32 = toI32(batch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
@@ -261,7 +280,7 @@ public:
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
     Value previous = offset16(
         hBase, arith::MulIOp::create(b, loc, parity,
-                                     constant(layout.maxBatch * r.hidden)));
+                                     constant(layout.maxBatch * padded)));
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
 
@@ -281,6 +300,7 @@ public:
       OpBuilder::InsertionGuard inLoop(b);
       b.setInsertionPointToStart(prefetchLoop.getBody());
       auto [unit, row, column] = element(prefetchLoop.getInductionVar(), block);
+      skipPadding(column);
       prefetchInputs(views, row, column, [&](OpOperand &operand) {
         bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
         return operand.get() != r.state && (!gate || r.accumulates);
@@ -293,6 +313,7 @@ public:
         scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
     b.setInsertionPointToStart(elementLoop.getBody());
     auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
+    skipPadding(column);
 
     Block *body = pw.getBody();
     IRMapping scalars;
@@ -363,7 +384,7 @@ public:
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
     Value weights = fragments();
-    call("begin", {pointerTo(r.weight), weights});
+    begin(r.weight, weights);
     Value base = pointerTo(gradientBuffer), counterPtr = pointerTo(counter);
     Value batch32 = toI32(batch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
@@ -412,6 +433,7 @@ public:
         b.setInsertionPointToStart(elementLoop.getBody());
         auto [unit, row, column] =
             element(elementLoop.getInductionVar(), block);
+        skipPadding(column);
         Block *body = pw.getBody();
         IRMapping scalars;
         for (OpOperand &operand : pw->getOpOperands()) {
@@ -438,8 +460,8 @@ public:
               b, loc, result, views.lookupOrDefault(init.get()),
               indices(pw.getMatchingIndexingMap(&init), row, column));
           if (std::optional<int64_t> gate = r.gateOfInit[index]) {
-            Value k = arith::AddIOp::create(b, loc, constant(*gate * r.hidden),
-                                            column);
+            Value k =
+                arith::AddIOp::create(b, loc, constant(*gate * padded), column);
             if (result.getType() != elementType)
               result = arith::TruncFOp::create(b, loc, elementType, result);
             memref::StoreOp::create(b, loc, result, gradientBuffer,
@@ -459,15 +481,16 @@ public:
         b.setInsertionPointToStart(prefetchLoop.getBody());
         auto [unit, row, column] =
             element(prefetchLoop.getInductionVar(), block);
+        skipPadding(column);
         prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
           return operand.get() != r.state;
         });
       }
       call("release", {counterPtr});
-      Value staged =
-          offset16(base, arith::MulIOp::create(
-                             b, loc, parity,
-                             constant(layout.maxBatch * r.gates * r.hidden)));
+      Value staged = offset16(
+          base,
+          arith::MulIOp::create(b, loc, parity,
+                                constant(layout.maxBatch * r.gates * padded)));
       Value step32 = toI32(step);
       call("product", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
                        batch32, staged, counterPtr, weights});
@@ -478,6 +501,7 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(elementLoop.getBody());
     auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
+    skipPadding(column);
     Value notFirst = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
     memref::StoreOp::create(b, loc, stateGradient(notFirst, unit, row, column),
                             r.state, ValueRange{row, column});
@@ -498,11 +522,11 @@ static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
   auto name = [&](StringRef entry) {
-    return GridKernelBuilderBase::entryPointName(direction, elementType, gates,
-                                                 hidden, entry);
+    return GridKernelBuilderBase::entryPointName(
+        direction, elementType, gates, persistent::paddedHidden(hidden), entry);
   };
   declareFunction(module, name("begin"),
-                  FunctionType::get(ctx, {ptr, ptr}, {}));
+                  FunctionType::get(ctx, {ptr, ptr, i32}, {}));
   declareFunction(module, name("product"),
                   FunctionType::get(ctx, {i32, i32, i32, ptr, ptr, ptr}, {}));
   declareFunction(module, name("sum"),
@@ -593,22 +617,36 @@ static void rewriteAsGridKernel(
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
 }
 
+/// Zeroes `buffer` (the kernel's staged vectors) where the layout pads H:
+/// the padding columns are multiplied by zero weights, and must not hold
+/// NaNs.
+static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
+  if (!pads)
+    return;
+  Type type = cast<MemRefType>(buffer.getType()).getElementType();
+  linalg::FillOp::create(
+      b, loc,
+      ValueRange{arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0))},
+      ValueRange{buffer});
+}
+
 static void rewrite(const StepRecurrence &r, ModuleOp module) {
   // Before this adds uses of S of its own.
   bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
   declareEntryPoints(module, persistent::Direction::Forward,
                      r.stateElementType(), r.gates, r.hidden);
+  const int64_t padded = persistent::paddedHidden(r.hidden);
   persistent::Layout layout =
-      persistent::layoutFor(persistent::Direction::Forward, r.gates, r.hidden);
+      persistent::layoutFor(persistent::Direction::Forward, r.gates, padded);
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // h_{t-1} and h_t alternate between the two halves of a scratch buffer
-  // (rows for the largest batch): every block reads all of h_{t-1} while
-  // the others write h_t.
+  // (rows for the largest batch, the layout's columns): every block reads
+  // all of h_{t-1} while the others write h_t.
   OpBuilder outside(loop);
   auto hType =
-      MemRefType::get({2, layout.maxBatch, r.hidden}, r.stateElementType());
+      MemRefType::get({2, layout.maxBatch, padded}, r.stateElementType());
   Value hBuffer = memref::AllocOp::create(outside, loc, hType);
   Value counter = memref::AllocOp::create(
       outside, loc, MemRefType::get({1}, outside.getI32Type()));
@@ -632,6 +670,7 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
         linalg::FillOp::create(
             b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
             ValueRange{counter});
+        zeroPadding(b, loc, hBuffer, padded != r.hidden);
         memref::CopyOp::create(
             b, loc, r.state,
             half(b, arith::ConstantIndexOp::create(b, loc, 0)));
@@ -658,8 +697,9 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
 static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
   declareEntryPoints(module, persistent::Direction::Backward,
                      r.gradientElementType(), r.gates, r.hidden);
+  const int64_t padded = persistent::paddedHidden(r.hidden);
   persistent::Layout layout =
-      persistent::layoutFor(persistent::Direction::Backward, r.gates, r.hidden);
+      persistent::layoutFor(persistent::Direction::Backward, r.gates, padded);
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
@@ -669,7 +709,7 @@ static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
   OpBuilder outside(loop);
   Value gradientBuffer = memref::AllocOp::create(
       outside, loc,
-      MemRefType::get({2, layout.maxBatch, r.gates * r.hidden},
+      MemRefType::get({2, layout.maxBatch, r.gates * padded},
                       r.gradientElementType()));
   Value counter = memref::AllocOp::create(
       outside, loc, MemRefType::get({1}, outside.getI32Type()));
@@ -679,6 +719,7 @@ static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
         linalg::FillOp::create(
             b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
             ValueRange{counter});
+        zeroPadding(b, loc, gradientBuffer, padded != r.hidden);
       },
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows) {
         AdjointKernelBuilder(r, b, loc).build(launch, steps, rows,
