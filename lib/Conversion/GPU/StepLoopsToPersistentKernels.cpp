@@ -535,16 +535,39 @@ static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
 }
 
+/// Zeroes `buffer` (the kernel's staged vectors) where the layout pads H:
+/// the padding columns are multiplied by zero weights, and must not hold
+/// NaNs.
+static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
+  if (!pads)
+    return;
+  Type type = cast<MemRefType>(buffer.getType()).getElementType();
+  linalg::FillOp::create(
+      b, loc,
+      ValueRange{arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0))},
+      ValueRange{buffer});
+}
+
+/// The buffers a grid-wide kernel shares between its blocks: the staged
+/// vector's double buffer ([2, rows, layout columns]) and the step counter.
+struct GridBuffers {
+  Value staged, counter;
+};
+
 /// Runs `loop` as the grid-wide kernel of `layout` for batches of up to the
-/// layout's rows (B: `state`'s rows), keeping the loop as
-/// the fallback: `prepare` writes what the kernel reads before the launch
-/// (and allocates its buffers), `buildBody` the kernel, `finish` what
-/// follows a launch that ran.
+/// layout's rows (B: `state`'s rows) and sequences of at least kMinSteps,
+/// keeping the loop as the fallback. The buffers (`stagedType`, zeroed where
+/// the layout `pads` H, and the counter) live beside the loop; `prepare`
+/// writes what else the kernel reads before the launch, `buildBody` the
+/// kernel, `finish` what follows a launch that ran.
 static void rewriteAsGridKernel(
     scf::ForOp loop, Value state, const persistent::Layout &layout,
-    function_ref<void(OpBuilder &, Value batch)> prepare,
-    function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch)> buildBody,
-    function_ref<void(OpBuilder &)> finish) {
+    MemRefType stagedType, bool pads,
+    function_ref<void(OpBuilder &, Value batch, const GridBuffers &)> prepare,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch,
+                      const GridBuffers &)>
+        buildBody,
+    function_ref<void(OpBuilder &, const GridBuffers &)> finish) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   MLIRContext *ctx = module.getContext();
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
@@ -555,6 +578,9 @@ static void rewriteAsGridKernel(
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
+  GridBuffers buffers{
+      memref::AllocOp::create(b, loc, stagedType),
+      memref::AllocOp::create(b, loc, MemRefType::get({1}, b.getI32Type()))};
   // The library's shapes: a batch of up to the layout's rows; a sequence
   // long enough to repay the kernel's set-up.
   Value batch;
@@ -570,7 +596,11 @@ static void rewriteAsGridKernel(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&attempt.getThenRegion().front());
-    prepare(b, batch);
+    linalg::FillOp::create(
+        b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
+        ValueRange{buffers.counter});
+    zeroPadding(b, loc, buffers.staged, pads);
+    prepare(b, batch, buffers);
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
@@ -587,7 +617,7 @@ static void rewriteAsGridKernel(
     {
       OpBuilder::InsertionGuard inKernel(b);
       b.setInsertionPointToStart(&kernelBody);
-      buildBody(b, launch, batch);
+      buildBody(b, launch, batch, buffers);
       gpu::TerminatorOp::create(b, loc);
     }
     Value refused =
@@ -601,7 +631,7 @@ static void rewriteAsGridKernel(
     {
       OpBuilder::InsertionGuard inAfter(b);
       b.setInsertionPointToStart(&after.getThenRegion().front());
-      finish(b);
+      finish(b, buffers);
     }
     scf::YieldOp::create(b, loc, ran);
     b.setInsertionPointToStart(&attempt.getElseRegion().front());
@@ -615,19 +645,9 @@ static void rewriteAsGridKernel(
       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
   auto fallback = scf::IfOp::create(b, loc, notRan, /*withElseRegion=*/false);
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
-}
-
-/// Zeroes `buffer` (the kernel's staged vectors) where the layout pads H:
-/// the padding columns are multiplied by zero weights, and must not hold
-/// NaNs.
-static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
-  if (!pads)
-    return;
-  Type type = cast<MemRefType>(buffer.getType()).getElementType();
-  linalg::FillOp::create(
-      b, loc,
-      ValueRange{arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0))},
-      ValueRange{buffer});
+  b.setInsertionPointAfter(fallback);
+  memref::DeallocOp::create(b, loc, buffers.staged);
+  memref::DeallocOp::create(b, loc, buffers.counter);
 }
 
 static void rewrite(const StepRecurrence &r, ModuleOp module) {
@@ -641,18 +661,14 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
-  // h_{t-1} and h_t alternate between the two halves of a scratch buffer
+  // h_{t-1} and h_t alternate between the two halves of the staged buffer
   // (rows for the largest batch, the layout's columns): every block reads
   // all of h_{t-1} while the others write h_t.
-  OpBuilder outside(loop);
   auto hType =
       MemRefType::get({2, layout.maxBatch, padded}, r.stateElementType());
-  Value hBuffer = memref::AllocOp::create(outside, loc, hType);
-  Value counter = memref::AllocOp::create(
-      outside, loc, MemRefType::get({1}, outside.getI32Type()));
   Value batch;
-  // Half `which` of the buffer as [B, H] (row stride H).
-  auto half = [&](OpBuilder &b, Value which) {
+  // Half `which` of the buffer as [B, H] (row stride: the layout's H).
+  auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
     SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
                                          b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), batch,
@@ -664,34 +680,28 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
                                      offsets, sizes, strides);
   };
   rewriteAsGridKernel(
-      loop, r.state, layout,
-      [&](OpBuilder &b, Value rows) {
+      loop, r.state, layout, hType, padded != r.hidden,
+      [&](OpBuilder &b, Value rows, const GridBuffers &buffers) {
         batch = rows;
-        linalg::FillOp::create(
-            b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
-            ValueRange{counter});
-        zeroPadding(b, loc, hBuffer, padded != r.hidden);
         memref::CopyOp::create(
             b, loc, r.state,
-            half(b, arith::ConstantIndexOp::create(b, loc, 0)));
+            half(b, buffers.staged, arith::ConstantIndexOp::create(b, loc, 0)));
       },
-      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows) {
-        KernelBuilder(r, b, loc).build(launch, steps, rows, hBuffer, counter);
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows,
+          const GridBuffers &buffers) {
+        KernelBuilder(r, b, loc).build(launch, steps, rows, buffers.staged,
+                                       buffers.counter);
       },
-      [&](OpBuilder &b) {
+      [&](OpBuilder &b, const GridBuffers &buffers) {
         if (copyBack)
           memref::CopyOp::create(
               b, loc,
-              half(b, arith::RemUIOp::create(
-                          b, loc, steps,
-                          arith::ConstantIndexOp::create(b, loc, 2))),
+              half(b, buffers.staged,
+                   arith::RemUIOp::create(
+                       b, loc, steps,
+                       arith::ConstantIndexOp::create(b, loc, 2))),
               r.state);
       });
-  // After the fallback's scf.if, which now holds the loop.
-  OpBuilder after(loop->getParentOp());
-  after.setInsertionPointAfter(loop->getParentOp());
-  memref::DeallocOp::create(after, loc, hBuffer);
-  memref::DeallocOp::create(after, loc, counter);
 }
 
 static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
@@ -706,31 +716,17 @@ static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
   // The step's gate gradients as the product stages them: step t's in half
   // t % 2 (rows for the largest batch), which the other blocks read while
   // this one writes the next step's.
-  OpBuilder outside(loop);
-  Value gradientBuffer = memref::AllocOp::create(
-      outside, loc,
-      MemRefType::get({2, layout.maxBatch, r.gates * padded},
-                      r.gradientElementType()));
-  Value counter = memref::AllocOp::create(
-      outside, loc, MemRefType::get({1}, outside.getI32Type()));
   rewriteAsGridKernel(
       loop, r.state, layout,
-      [&](OpBuilder &b, Value) {
-        linalg::FillOp::create(
-            b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
-            ValueRange{counter});
-        zeroPadding(b, loc, gradientBuffer, padded != r.hidden);
-      },
-      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows) {
+      MemRefType::get({2, layout.maxBatch, r.gates * padded},
+                      r.gradientElementType()),
+      padded != r.hidden, [](OpBuilder &, Value, const GridBuffers &) {},
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows,
+          const GridBuffers &buffers) {
         AdjointKernelBuilder(r, b, loc).build(launch, steps, rows,
-                                              gradientBuffer, counter);
+                                              buffers.staged, buffers.counter);
       },
-      [](OpBuilder &) {});
-  // After the fallback's scf.if, which now holds the loop.
-  OpBuilder after(loop->getParentOp());
-  after.setInsertionPointAfter(loop->getParentOp());
-  memref::DeallocOp::create(after, loc, gradientBuffer);
-  memref::DeallocOp::create(after, loc, counter);
+      [](OpBuilder &, const GridBuffers &) {});
 }
 
 namespace {
