@@ -144,6 +144,20 @@ protected:
                    arith::ConstantIntOp::create(b, loc, hidden, 32)});
   }
 
+  /// A loop over the block's elements p = `thread`, `thread` + threads, ...
+  /// below `elements` ([B, 16]), skipping the padding units, whose body
+  /// `fn` builds for (unit, row, column).
+  void forEachElement(Value thread, Value elements, Value block,
+                      function_ref<void(Value, Value, Value)> fn) {
+    auto loop =
+        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto [unit, row, column] = element(loop.getInductionVar(), block);
+    skipPadding(column);
+    fn(unit, row, column);
+  }
+
   /// (unit, row, column) of element `p` of the block's [B, 16] elements.
   std::tuple<Value, Value, Value> element(Value p, Value block) {
     const int64_t units = persistent::kUnitsPerBlock;
@@ -294,68 +308,60 @@ public:
     // each other and multiply (the LSTM's pointwise phase took 3.4 us a
     // step without, 2.3 with, in the standalone program of
     // docs/performance-notes.md).
-    auto prefetchLoop =
-        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
-    {
-      OpBuilder::InsertionGuard inLoop(b);
-      b.setInsertionPointToStart(prefetchLoop.getBody());
-      auto [unit, row, column] = element(prefetchLoop.getInductionVar(), block);
-      skipPadding(column);
-      prefetchInputs(views, row, column, [&](OpOperand &operand) {
-        bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-        return operand.get() != r.state && (!gate || r.accumulates);
-      });
-    }
+    forEachElement(
+        thread, elements, block, [&](Value, Value row, Value column) {
+          prefetchInputs(views, row, column, [&](OpOperand &operand) {
+            bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
+            return operand.get() != r.state && (!gate || r.accumulates);
+          });
+        });
     Value step32 = toI32(step);
     call("product", {step32, step32, batch32, previous, counterPtr, weights});
 
-    auto elementLoop =
-        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
-    b.setInsertionPointToStart(elementLoop.getBody());
-    auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
-    skipPadding(column);
-
-    Block *body = pw.getBody();
-    IRMapping scalars;
-    for (OpOperand &operand : pw->getOpOperands()) {
-      BlockArgument arg = body->getArgument(operand.getOperandNumber());
-      if (arg.use_empty())
-        continue;
-      Value value;
-      if (std::optional<int64_t> gate =
-              r.gateOfOperand[operand.getOperandNumber()]) {
-        value = call("sum", {toI32(constant(*gate)), toI32(row), toI32(unit)})
-                    .getResult(0);
-        if (r.accumulates)
-          value = arith::AddFOp::create(
-              b, loc,
-              memref::LoadOp::create(b, loc, views.lookup(operand.get()),
-                                     ValueRange{row, column}),
-              value);
-      } else if (operand.get() == r.state) {
-        value = memref::LoadOp::create(b, loc, hBuffer,
-                                       ValueRange{parity, row, column});
-      } else {
-        value = memref::LoadOp::create(
-            b, loc, views.lookupOrDefault(operand.get()),
-            indices(pw.getMatchingIndexingMap(&operand), row, column));
-      }
-      scalars.map(arg, value);
-    }
-    for (Operation &op : body->without_terminator())
-      b.clone(op, scalars);
-    auto yield = cast<linalg::YieldOp>(body->getTerminator());
-    for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-      Value result = scalars.lookupOrDefault(yield.getOperand(index));
-      if (init.get() == r.state)
-        memref::StoreOp::create(b, loc, result, hBuffer,
-                                ValueRange{nextParity, row, column});
-      else
-        memref::StoreOp::create(
-            b, loc, result, views.lookupOrDefault(init.get()),
-            indices(pw.getMatchingIndexingMap(&init), row, column));
-    }
-    b.setInsertionPointAfter(elementLoop);
+    forEachElement(
+        thread, elements, block, [&](Value unit, Value row, Value column) {
+          Block *body = pw.getBody();
+          IRMapping scalars;
+          for (OpOperand &operand : pw->getOpOperands()) {
+            BlockArgument arg = body->getArgument(operand.getOperandNumber());
+            if (arg.use_empty())
+              continue;
+            Value value;
+            if (std::optional<int64_t> gate =
+                    r.gateOfOperand[operand.getOperandNumber()]) {
+              value =
+                  call("sum", {toI32(constant(*gate)), toI32(row), toI32(unit)})
+                      .getResult(0);
+              if (r.accumulates)
+                value = arith::AddFOp::create(
+                    b, loc,
+                    memref::LoadOp::create(b, loc, views.lookup(operand.get()),
+                                           ValueRange{row, column}),
+                    value);
+            } else if (operand.get() == r.state) {
+              value = memref::LoadOp::create(b, loc, hBuffer,
+                                             ValueRange{parity, row, column});
+            } else {
+              value = memref::LoadOp::create(
+                  b, loc, views.lookupOrDefault(operand.get()),
+                  indices(pw.getMatchingIndexingMap(&operand), row, column));
+            }
+            scalars.map(arg, value);
+          }
+          for (Operation &op : body->without_terminator())
+            b.clone(op, scalars);
+          auto yield = cast<linalg::YieldOp>(body->getTerminator());
+          for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
+            Value result = scalars.lookupOrDefault(yield.getOperand(index));
+            if (init.get() == r.state)
+              memref::StoreOp::create(b, loc, result, hBuffer,
+                                      ValueRange{nextParity, row, column});
+            else
+              memref::StoreOp::create(
+                  b, loc, result, views.lookupOrDefault(init.get()),
+                  indices(pw.getMatchingIndexingMap(&init), row, column));
+          }
+        });
     call("release", {counterPtr});
   }
 
@@ -426,66 +432,56 @@ public:
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, step, c0);
       IRMapping views = viewsFor(step, needed);
 
-      auto elementLoop = scf::ForOp::create(b, loc, thread, elements,
-                                            constant(layout.threads));
-      {
-        OpBuilder::InsertionGuard inLoop(b);
-        b.setInsertionPointToStart(elementLoop.getBody());
-        auto [unit, row, column] =
-            element(elementLoop.getInductionVar(), block);
-        skipPadding(column);
-        Block *body = pw.getBody();
-        IRMapping scalars;
-        for (OpOperand &operand : pw->getOpOperands()) {
-          BlockArgument arg = body->getArgument(operand.getOperandNumber());
-          if (!pw.isDpsInput(&operand) || arg.use_empty())
-            continue;
-          Value value = operand.get() == r.state
-                            ? stateGradient(first, unit, row, column)
-                            : Value(memref::LoadOp::create(
-                                  b, loc, views.lookupOrDefault(operand.get()),
-                                  indices(pw.getMatchingIndexingMap(&operand),
-                                          row, column)));
-          scalars.map(arg, value);
-        }
-        for (Operation &op : body->without_terminator())
-          b.clone(op, scalars);
-        auto yield = cast<linalg::YieldOp>(body->getTerminator());
-        for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-          Value result = scalars.lookupOrDefault(yield.getOperand(index));
-          // Every init as the loop writes it (P's windows too: the loop
-          // leaves the last step's gradients there), and each gate
-          // gradient also into the half the product stages.
-          memref::StoreOp::create(
-              b, loc, result, views.lookupOrDefault(init.get()),
-              indices(pw.getMatchingIndexingMap(&init), row, column));
-          if (std::optional<int64_t> gate = r.gateOfInit[index]) {
-            Value k =
-                arith::AddIOp::create(b, loc, constant(*gate * padded), column);
-            if (result.getType() != elementType)
-              result = arith::TruncFOp::create(b, loc, elementType, result);
-            memref::StoreOp::create(b, loc, result, gradientBuffer,
-                                    ValueRange{parity, row, k});
-          }
-        }
-      }
+      forEachElement(
+          thread, elements, block, [&](Value unit, Value row, Value column) {
+            Block *body = pw.getBody();
+            IRMapping scalars;
+            for (OpOperand &operand : pw->getOpOperands()) {
+              BlockArgument arg = body->getArgument(operand.getOperandNumber());
+              if (!pw.isDpsInput(&operand) || arg.use_empty())
+                continue;
+              Value value =
+                  operand.get() == r.state
+                      ? stateGradient(first, unit, row, column)
+                      : Value(memref::LoadOp::create(
+                            b, loc, views.lookupOrDefault(operand.get()),
+                            indices(pw.getMatchingIndexingMap(&operand), row,
+                                    column)));
+              scalars.map(arg, value);
+            }
+            for (Operation &op : body->without_terminator())
+              b.clone(op, scalars);
+            auto yield = cast<linalg::YieldOp>(body->getTerminator());
+            for (auto [index, init] :
+                 llvm::enumerate(pw.getDpsInitsMutable())) {
+              Value result = scalars.lookupOrDefault(yield.getOperand(index));
+              // Every init as the loop writes it (P's windows too: the loop
+              // leaves the last step's gradients there), and each gate
+              // gradient also into the half the product stages.
+              memref::StoreOp::create(
+                  b, loc, result, views.lookupOrDefault(init.get()),
+                  indices(pw.getMatchingIndexingMap(&init), row, column));
+              if (std::optional<int64_t> gate = r.gateOfInit[index]) {
+                Value k = arith::AddIOp::create(
+                    b, loc, constant(*gate * padded), column);
+                if (result.getType() != elementType)
+                  result = arith::TruncFOp::create(b, loc, elementType, result);
+                memref::StoreOp::create(b, loc, result, gradientBuffer,
+                                        ValueRange{parity, row, k});
+              }
+            }
+          });
       // What the next step's group reads, into L1 while the blocks wait for
       // each other and multiply.
       Value next = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, step, c1), last);
       IRMapping nextViews = viewsFor(next, needed);
-      auto prefetchLoop = scf::ForOp::create(b, loc, thread, elements,
-                                             constant(layout.threads));
-      {
-        OpBuilder::InsertionGuard inLoop(b);
-        b.setInsertionPointToStart(prefetchLoop.getBody());
-        auto [unit, row, column] =
-            element(prefetchLoop.getInductionVar(), block);
-        skipPadding(column);
-        prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
-          return operand.get() != r.state;
-        });
-      }
+      forEachElement(
+          thread, elements, block, [&](Value, Value row, Value column) {
+            prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
+              return operand.get() != r.state;
+            });
+          });
       call("release", {counterPtr});
       Value staged = offset16(
           base,
@@ -496,15 +492,14 @@ public:
                        batch32, staged, counterPtr, weights});
     }
     // S after the loop: the last step's product.
-    auto elementLoop =
-        scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(elementLoop.getBody());
-    auto [unit, row, column] = element(elementLoop.getInductionVar(), block);
-    skipPadding(column);
-    Value notFirst = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-    memref::StoreOp::create(b, loc, stateGradient(notFirst, unit, row, column),
-                            r.state, ValueRange{row, column});
+    forEachElement(
+        thread, elements, block, [&](Value unit, Value row, Value column) {
+          Value notFirst =
+              arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
+          memref::StoreOp::create(b, loc,
+                                  stateGradient(notFirst, unit, row, column),
+                                  r.state, ValueRange{row, column});
+        });
   }
 
 private:
