@@ -549,15 +549,17 @@ struct GridBuffers {
   Value staged, counter;
 };
 
-/// Runs `loop` as the grid-wide kernel of `layout` for batches of up to the
-/// layout's rows (B: `state`'s rows) and sequences of at least kMinSteps,
-/// keeping the loop as the fallback. The buffers (`stagedType`, zeroed where
-/// the layout `pads` H, and the counter) live beside the loop; `prepare`
-/// writes what else the kernel reads before the launch, `buildBody` the
-/// kernel, `finish` what follows a launch that ran.
+/// Runs `loop`, a recurrence of `gates` gates and `hidden` units in
+/// `direction` whose product multiplies `elementType`, as the grid-wide
+/// kernel of its layout for batches of up to the layout's rows (B: `state`'s
+/// rows) and sequences of at least kMinSteps, keeping the loop as the
+/// fallback. The buffers (the staged vector's, zeroed where the layout pads
+/// H, and the counter) live beside the loop; `prepare` writes what else the
+/// kernel reads before the launch, `buildBody` the kernel, `finish` what
+/// follows a launch that ran.
 static void rewriteAsGridKernel(
-    scf::ForOp loop, Value state, const persistent::Layout &layout,
-    MemRefType stagedType, bool pads,
+    persistent::Direction direction, Type elementType, int64_t gates,
+    int64_t hidden, scf::ForOp loop, Value state,
     function_ref<void(OpBuilder &, Value batch, const GridBuffers &)> prepare,
     function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch,
                       const GridBuffers &)>
@@ -565,6 +567,11 @@ static void rewriteAsGridKernel(
     function_ref<void(OpBuilder &, const GridBuffers &)> finish) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   MLIRContext *ctx = module.getContext();
+  declareEntryPoints(module, direction, elementType, gates, hidden);
+  const int64_t padded = persistent::paddedHidden(hidden);
+  persistent::Layout layout = persistent::layoutFor(direction, gates, padded);
+  auto stagedType =
+      MemRefType::get({2, layout.maxBatch, layout.stagedWidth}, elementType);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,
                   FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
@@ -594,7 +601,7 @@ static void rewriteAsGridKernel(
     linalg::FillOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
         ValueRange{buffers.counter});
-    zeroPadding(b, loc, buffers.staged, pads);
+    zeroPadding(b, loc, buffers.staged, padded != hidden);
     prepare(b, batch, buffers);
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
     Value one = index(1);
@@ -645,22 +652,15 @@ static void rewriteAsGridKernel(
   memref::DeallocOp::create(b, loc, buffers.counter);
 }
 
-static void rewrite(const StepRecurrence &r, ModuleOp module) {
+static void rewrite(const StepRecurrence &r) {
   // Before this adds uses of S of its own.
   bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
-  declareEntryPoints(module, persistent::Direction::Forward,
-                     r.stateElementType(), r.gates, r.hidden);
-  const int64_t padded = persistent::paddedHidden(r.hidden);
-  persistent::Layout layout =
-      persistent::layoutFor(persistent::Direction::Forward, r.gates, padded);
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // h_{t-1} and h_t alternate between the two halves of the staged buffer
   // (rows for the largest batch, the layout's columns): every block reads
   // all of h_{t-1} while the others write h_t.
-  auto hType =
-      MemRefType::get({2, layout.maxBatch, padded}, r.stateElementType());
   Value batch;
   // Half `which` of the buffer as [B, H] (row stride: the layout's H).
   auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
@@ -670,12 +670,14 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
                                        b.getIndexAttr(r.hidden)};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
     auto type = memref::SubViewOp::inferRankReducedResultType(
-        {ShapedType::kDynamic, r.hidden}, hType, offsets, sizes, strides);
+        {ShapedType::kDynamic, r.hidden}, cast<MemRefType>(hBuffer.getType()),
+        offsets, sizes, strides);
     return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), hBuffer,
                                      offsets, sizes, strides);
   };
   rewriteAsGridKernel(
-      loop, r.state, layout, hType, padded != r.hidden,
+      persistent::Direction::Forward, r.stateElementType(), r.gates, r.hidden,
+      loop, r.state,
       [&](OpBuilder &b, Value rows, const GridBuffers &buffers) {
         batch = rows;
         memref::CopyOp::create(
@@ -699,12 +701,7 @@ static void rewrite(const StepRecurrence &r, ModuleOp module) {
       });
 }
 
-static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
-  declareEntryPoints(module, persistent::Direction::Backward,
-                     r.gradientElementType(), r.gates, r.hidden);
-  const int64_t padded = persistent::paddedHidden(r.hidden);
-  persistent::Layout layout =
-      persistent::layoutFor(persistent::Direction::Backward, r.gates, padded);
+static void rewrite(const rnn::AdjointRecurrence &r) {
   scf::ForOp loop = r.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
@@ -712,10 +709,8 @@ static void rewrite(const rnn::AdjointRecurrence &r, ModuleOp module) {
   // t % 2 (rows for the largest batch), which the other blocks read while
   // this one writes the next step's.
   rewriteAsGridKernel(
-      loop, r.state, layout,
-      MemRefType::get({2, layout.maxBatch, r.gates * padded},
-                      r.gradientElementType()),
-      padded != r.hidden, [](OpBuilder &, Value, const GridBuffers &) {},
+      persistent::Direction::Backward, r.gradientElementType(), r.gates,
+      r.hidden, loop, r.state, [](OpBuilder &, Value, const GridBuffers &) {},
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows,
           const GridBuffers &buffers) {
         AdjointKernelBuilder(r, b, loc).build(launch, steps, rows,
@@ -747,9 +742,9 @@ struct ConvertStepLoopsToPersistentKernelsPass
       }
     });
     for (const StepRecurrence &r : found)
-      rewrite(r, module);
+      rewrite(r);
     for (const rnn::AdjointRecurrence &r : adjoints)
-      rewrite(r, module);
+      rewrite(r);
   }
 };
 
