@@ -438,8 +438,10 @@ public:
             IRMapping scalars;
             for (OpOperand &operand : pw->getOpOperands()) {
               BlockArgument arg = body->getArgument(operand.getOperandNumber());
-              if (!pw.isDpsInput(&operand) || arg.use_empty())
+              if (arg.use_empty())
                 continue;
+              // (An init the body reads holds what the loop's last step left
+              // there: the kernel writes every init as the loop does.)
               Value value =
                   operand.get() == r.state
                       ? stateGradient(first, unit, row, column)

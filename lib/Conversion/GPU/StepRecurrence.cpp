@@ -77,8 +77,14 @@ bool isLoopScratch(Value buffer, scf::ForOp loop) {
   if (!alloc)
     return false;
   Operation *holder = alloc->getBlock()->findAncestorOpInBlock(*loop);
-  if (!holder || (holder != loop.getOperation() && !isa<scf::IfOp>(holder)))
+  if (!holder)
     return false;
+  // Only scf.ifs between: a loop around the time loop would run it again on
+  // what it left in the buffer.
+  for (Operation *op = loop->getParentOp(); op && op != holder->getParentOp();
+       op = op->getParentOp())
+    if (!isa<scf::IfOp>(op))
+      return false;
   return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
     if (loop->isAncestor(user) || isa<memref::DeallocOp>(user) ||
         inOtherBranch(user, loop))
