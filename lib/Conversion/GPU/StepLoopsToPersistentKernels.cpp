@@ -158,6 +158,25 @@ protected:
     fn(unit, row, column);
   }
 
+  /// The group's body for one element: each block argument it reads bound
+  /// to `valueOf` its operand, then `store` of each init and the value the
+  /// body yields for it.
+  void cloneGroup(function_ref<Value(OpOperand &)> valueOf,
+                  function_ref<void(OpOperand &, Value)> store) {
+    Block *body = pw.getBody();
+    IRMapping scalars;
+    for (OpOperand &operand : pw->getOpOperands()) {
+      BlockArgument arg = body->getArgument(operand.getOperandNumber());
+      if (!arg.use_empty())
+        scalars.map(arg, valueOf(operand));
+    }
+    for (Operation &op : body->without_terminator())
+      b.clone(op, scalars);
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable()))
+      store(init, scalars.lookupOrDefault(yield.getOperand(index)));
+  }
+
   /// (unit, row, column) of element `p` of the block's [B, 16] elements.
   std::tuple<Value, Value, Value> element(Value p, Value block) {
     const int64_t units = persistent::kUnitsPerBlock;
@@ -320,47 +339,38 @@ public:
 
     forEachElement(
         thread, elements, block, [&](Value unit, Value row, Value column) {
-          Block *body = pw.getBody();
-          IRMapping scalars;
-          for (OpOperand &operand : pw->getOpOperands()) {
-            BlockArgument arg = body->getArgument(operand.getOperandNumber());
-            if (arg.use_empty())
-              continue;
-            Value value;
-            if (std::optional<int64_t> gate =
-                    r.gateOfOperand[operand.getOperandNumber()]) {
-              value =
-                  call("sum", {toI32(constant(*gate)), toI32(row), toI32(unit)})
-                      .getResult(0);
-              if (r.accumulates)
-                value = arith::AddFOp::create(
-                    b, loc,
-                    memref::LoadOp::create(b, loc, views.lookup(operand.get()),
-                                           ValueRange{row, column}),
-                    value);
-            } else if (operand.get() == r.state) {
-              value = memref::LoadOp::create(b, loc, hBuffer,
-                                             ValueRange{parity, row, column});
-            } else {
-              value = memref::LoadOp::create(
-                  b, loc, views.lookupOrDefault(operand.get()),
-                  indices(pw.getMatchingIndexingMap(&operand), row, column));
-            }
-            scalars.map(arg, value);
-          }
-          for (Operation &op : body->without_terminator())
-            b.clone(op, scalars);
-          auto yield = cast<linalg::YieldOp>(body->getTerminator());
-          for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable())) {
-            Value result = scalars.lookupOrDefault(yield.getOperand(index));
-            if (init.get() == r.state)
-              memref::StoreOp::create(b, loc, result, hBuffer,
-                                      ValueRange{nextParity, row, column});
-            else
-              memref::StoreOp::create(
-                  b, loc, result, views.lookupOrDefault(init.get()),
-                  indices(pw.getMatchingIndexingMap(&init), row, column));
-          }
+          cloneGroup(
+              [&](OpOperand &operand) -> Value {
+                if (std::optional<int64_t> gate =
+                        r.gateOfOperand[operand.getOperandNumber()]) {
+                  Value sum = call("sum", {toI32(constant(*gate)), toI32(row),
+                                           toI32(unit)})
+                                  .getResult(0);
+                  if (!r.accumulates)
+                    return sum;
+                  return arith::AddFOp::create(
+                      b, loc,
+                      memref::LoadOp::create(b, loc,
+                                             views.lookup(operand.get()),
+                                             ValueRange{row, column}),
+                      sum);
+                }
+                if (operand.get() == r.state)
+                  return memref::LoadOp::create(
+                      b, loc, hBuffer, ValueRange{parity, row, column});
+                return memref::LoadOp::create(
+                    b, loc, views.lookupOrDefault(operand.get()),
+                    indices(pw.getMatchingIndexingMap(&operand), row, column));
+              },
+              [&](OpOperand &init, Value result) {
+                if (init.get() == r.state)
+                  memref::StoreOp::create(b, loc, result, hBuffer,
+                                          ValueRange{nextParity, row, column});
+                else
+                  memref::StoreOp::create(
+                      b, loc, result, views.lookupOrDefault(init.get()),
+                      indices(pw.getMatchingIndexingMap(&init), row, column));
+              });
         });
     call("release", {counterPtr});
   }
@@ -434,44 +444,36 @@ public:
 
       forEachElement(
           thread, elements, block, [&](Value unit, Value row, Value column) {
-            Block *body = pw.getBody();
-            IRMapping scalars;
-            for (OpOperand &operand : pw->getOpOperands()) {
-              BlockArgument arg = body->getArgument(operand.getOperandNumber());
-              if (arg.use_empty())
-                continue;
-              // (An init the body reads holds what the loop's last step left
-              // there: the kernel writes every init as the loop does.)
-              Value value =
-                  operand.get() == r.state
-                      ? stateGradient(first, unit, row, column)
-                      : Value(memref::LoadOp::create(
-                            b, loc, views.lookupOrDefault(operand.get()),
-                            indices(pw.getMatchingIndexingMap(&operand), row,
-                                    column)));
-              scalars.map(arg, value);
-            }
-            for (Operation &op : body->without_terminator())
-              b.clone(op, scalars);
-            auto yield = cast<linalg::YieldOp>(body->getTerminator());
-            for (auto [index, init] :
-                 llvm::enumerate(pw.getDpsInitsMutable())) {
-              Value result = scalars.lookupOrDefault(yield.getOperand(index));
-              // Every init as the loop writes it (P's windows too: the loop
-              // leaves the last step's gradients there), and each gate
-              // gradient also into the half the product stages.
-              memref::StoreOp::create(
-                  b, loc, result, views.lookupOrDefault(init.get()),
-                  indices(pw.getMatchingIndexingMap(&init), row, column));
-              if (std::optional<int64_t> gate = r.gateOfInit[index]) {
-                Value k = arith::AddIOp::create(
-                    b, loc, constant(*gate * padded), column);
-                if (result.getType() != elementType)
-                  result = arith::TruncFOp::create(b, loc, elementType, result);
-                memref::StoreOp::create(b, loc, result, gradientBuffer,
-                                        ValueRange{parity, row, k});
-              }
-            }
+            cloneGroup(
+                // (An init the body reads holds what the loop's last step
+                // left there: the kernel writes every init as the loop does.)
+                [&](OpOperand &operand) -> Value {
+                  if (operand.get() == r.state)
+                    return stateGradient(first, unit, row, column);
+                  return memref::LoadOp::create(
+                      b, loc, views.lookupOrDefault(operand.get()),
+                      indices(pw.getMatchingIndexingMap(&operand), row,
+                              column));
+                },
+                // Every init as the loop writes it (P's windows too: the
+                // loop leaves the last step's gradients there), and each
+                // gate gradient also into the half the product stages.
+                [&](OpOperand &init, Value result) {
+                  memref::StoreOp::create(
+                      b, loc, result, views.lookupOrDefault(init.get()),
+                      indices(pw.getMatchingIndexingMap(&init), row, column));
+                  unsigned index =
+                      init.getOperandNumber() - pw.getNumDpsInputs();
+                  if (std::optional<int64_t> gate = r.gateOfInit[index]) {
+                    Value k = arith::AddIOp::create(
+                        b, loc, constant(*gate * padded), column);
+                    if (result.getType() != elementType)
+                      result =
+                          arith::TruncFOp::create(b, loc, elementType, result);
+                    memref::StoreOp::create(b, loc, result, gradientBuffer,
+                                            ValueRange{parity, row, k});
+                  }
+                });
           });
       // What the next step's group reads, into L1 while the blocks wait for
       // each other and multiply.
