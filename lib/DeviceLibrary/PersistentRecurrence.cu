@@ -65,6 +65,21 @@ template <Direction D, int G, int H> struct Shape {
 __shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
 extern __shared__ __align__(16) unsigned char dynamicShared[];
 
+#ifdef RNN_PERSISTENT_TRACE
+// Experiment: clock64 per phase of a step, summed by thread 0 of each block
+// and printed at step kTracePrint by three blocks. Phases: pointwise+release
+// (end of the last product to this one's start), wait (counter), issue (the
+// bulk copies), arrive (first tile's rows in), product (to the final barrier).
+constexpr int kTracePrint = 1000;
+__shared__ long long traceSums[8];
+__shared__ long long traceLast, traceNs0, traceStage[3];
+__device__ __forceinline__ long long clockNow() {
+  long long c;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
+  return c;
+}
+#endif
+
 __device__ __forceinline__ unsigned smem32(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -166,6 +181,11 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
   if (tid == 0) {
+#ifdef RNN_PERSISTENT_TRACE
+    for (int i = 0; i < 8; ++i)
+      traceSums[i] = 0;
+    traceLast = 0;
+#endif
     for (int nt = 0; nt < S::kMaxTiles; ++nt)
       asm volatile(
           "mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem32(&rowsIn[nt])));
@@ -208,27 +228,116 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   __syncthreads();
 }
 
-// Waits until every block has released `waitSteps` steps (none for 0),
-// stages the [batch, width] vector at `vector` (the `phase`-th staging since
-// the launch) and multiplies it by the block's rows into the slices' sums.
-// The weights and the vector are bf16, or f16 where `F16` (the same bits
-// move either way; only the product differs).
-template <Direction D, int G, int H, bool F16>
+// The block's rows times the staged batch tiles 0 .. NT - 1 into the slice's
+// sums. One accumulator chain per batch tile (two over alternate k16 steps
+// for a single tile), interleaved: a chain of dependent mmas is latency
+// bound, and the tiles' chains one after another made the product the
+// largest part of the step at B = 32.
+template <class S, bool F16, int NT>
 __device__ __forceinline__ void
-product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
-        const unsigned *counter, const unsigned *fragments) {
+multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
+              const __nv_bfloat16 *aShared, float *mine, int tile, int g,
+              int t) {
+  constexpr int kChains = NT == 1 ? 2 : 1;
+  float acc[NT][kChains][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < S::kSteps; ++kk) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      unsigned b0, b1;
+      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                   : "=r"(b0), "=r"(b1)
+                   : "r"(smem32(bBase + nt * kBatchTile * S::kLd + 16 * kk)));
+      mma16<F16>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
+    }
+  }
+  // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
+  const int row = tile * kTileRows + g;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = acc[nt][0][i];
+      if constexpr (kChains == 2)
+        sum[i] += acc[nt][1][i];
+    }
+    const int b = nt * kBatchTile + 2 * t;
+    mine[b * S::kSumsLd + row] = sum[0];
+    mine[(b + 1) * S::kSumsLd + row] = sum[1];
+    mine[b * S::kSumsLd + row + 8] = sum[2];
+    mine[(b + 1) * S::kSumsLd + row + 8] = sum[3];
+  }
+  if constexpr (S::kSharedTile) {
+    // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
+    // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
+    const int first = tile == 0 ? 0 : tile + 1;
+    const int count = tile == 0 ? 2 : 1;
+    float accS[2][4] = {};
+#pragma unroll
+    for (int kk = 0; kk < S::kSteps; ++kk) {
+      unsigned a[4];
+      asm volatile(
+          "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+          : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+          : "r"(smem32(aShared + 16 * kk)));
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (j >= count || first + j >= NT)
+          continue;
+        unsigned b0, b1;
+        asm volatile(
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+            : "=r"(b0), "=r"(b1)
+            : "r"(smem32(bBase + (first + j) * kBatchTile * S::kLd + 16 * kk)));
+        mma16<F16>(accS[j], a, b0, b1);
+      }
+    }
+    const int rowS = S::kLayout.registerTiles * kTileRows + g;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      if (j >= count || first + j >= NT)
+        continue;
+      const int b = (first + j) * kBatchTile + 2 * t;
+      mine[b * S::kSumsLd + rowS] = accS[j][0];
+      mine[(b + 1) * S::kSumsLd + rowS] = accS[j][1];
+      mine[b * S::kSumsLd + rowS + 8] = accS[j][2];
+      mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[j][3];
+    }
+  }
+}
+
+// Waits until every block has released `waitSteps` steps (none for 0) and
+// starts staging the [batch, width] vector at `vector` (rows
+// stagedRowElements(width) apart; the `phase`-th staging since the launch).
+// Returns once the wait is over in every thread: the wait's acquire empties
+// L1, so what the caller prefetches into L1 for the step goes after it.
+template <Direction D, int G, int H>
+__device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
+                                      const __nv_bfloat16 *vector,
+                                      const unsigned *counter) {
   using S = Shape<D, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
-            slice = warp % S::kSlices;
   // Whole 8-row tiles and a last partial one: its missing rows are never
   // staged, and the columns of the product they feed are never read.
   const int tiles = (batch + kBatchTile - 1) / kBatchTile;
   __nv_bfloat16 *staged = stagedVector();
+#ifdef RNN_PERSISTENT_TRACE
+  long long c0 = 0, c1 = 0, c2 = 0;
   if (tid == 0) {
+    c0 = clockNow();
+    if (phase == 1)
+      traceNs0 = (long long)globalNanoseconds();
+    if (phase >= 2)
+      traceSums[0] += c0 - traceLast;
+  }
+#endif
+  if (warp == 0) {
+#ifndef RNN_PERSISTENT_TRACE_NO_WAIT
     if (waitSteps > 0) {
       // Every block has written the vector: the counter counts blocks done
-      // with each step (zero at launch).
+      // with each step (zero at launch). The warp's lanes read it together
+      // (one load), then each issues a tile's copy.
       // Cooperative launches keep every block resident, so the wait ends;
       // should it not (a GPU shared in ways the launch cannot see), the
       // kernel traps after 10 s and the call reports an error instead of
@@ -249,81 +358,132 @@ product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
     }
-    unsigned rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    for (int nt = 0; nt < tiles; ++nt) {
-      int end = min(kBatchTile * (nt + 1), batch);
+#endif
+#ifdef RNN_PERSISTENT_TRACE
+    if (tid == 0)
+      c1 = clockNow();
+#endif
+#ifdef RNN_PERSISTENT_ROW_COPIES
+    if (lane < tiles) {
+      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
-          "r"((end - kBatchTile * nt) * S::kWidth * 2)
+          "r"((end - kBatchTile * nt) * S::kLd * 2)
           : "memory");
-      // This block's half of the tile's rows, to both blocks of the cluster.
-      for (int row = kBatchTile * nt + (int)rank; row < end; row += kCluster)
+    }
+    if (lane < tiles * (kBatchTile / kCluster)) {
+      unsigned rank;
+      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+      const int nt = lane / (kBatchTile / kCluster);
+      const int first = kBatchTile * nt + (int)rank * (kBatchTile / kCluster) +
+                        lane % (kBatchTile / kCluster);
+      const int rows = first < batch ? 1 : 0;
+#else
+    if (lane < tiles) {
+      // Tile `lane`: this block's half of its rows (contiguous), to both
+      // blocks of the cluster.
+      unsigned rank;
+      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
+      asm volatile(
+          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+              smem32(&rowsIn[nt])),
+          "r"((end - kBatchTile * nt) * S::kLd * 2)
+          : "memory");
+      const int first = kBatchTile * nt + (int)rank * (kBatchTile / kCluster);
+      const int rows = min(first + kBatchTile / kCluster, end) - first;
+#endif
+      if (rows > 0)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-                     "[%3], %4;" ::"r"(smem32(staged + row * S::kLd)),
-                     "l"(vector + (size_t)row * S::kWidth), "r"(S::kWidth * 2),
-                     "r"(smem32(&rowsIn[nt])),
+                     "[%3], %4;" ::"r"(smem32(staged + first * S::kLd)),
+                     "l"(vector + (size_t)first * S::kLd),
+                     "r"(rows * S::kLd * 2), "r"(smem32(&rowsIn[nt])),
                      "h"((unsigned short)((1 << kCluster) - 1))
                      : "memory");
     }
+#ifdef RNN_PERSISTENT_TRACE
+    if (tid == 0) {
+      c2 = clockNow();
+      traceStage[0] = c0;
+      traceStage[1] = c1;
+      traceStage[2] = c2;
+    }
+#endif
   }
+  __syncthreads();
+}
+
+// Multiplies the vector that stage() of this `phase` copies in by the
+// block's rows into the slices' sums. The weights and the vector are bf16,
+// or f16 where `F16` (the same bits move either way; only the product
+// differs).
+template <Direction D, int G, int H, bool F16>
+__device__ __forceinline__ void multiply(int phase, int batch,
+                                         const unsigned *fragments) {
+  using S = Shape<D, G, H>;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
+            slice = warp % S::kSlices;
+  const int tiles = (batch + kBatchTile - 1) / kBatchTile;
+  const __nv_bfloat16 *staged = stagedVector();
+#ifdef RNN_PERSISTENT_TRACE
+  long long c0 = traceStage[0], c1 = traceStage[1], c2 = traceStage[2], c3 = 0;
+#endif
   float *mine = sliceSums<S>() + slice * S::kSumsStride;
   const __nv_bfloat16 *bBase =
       staged + (lane % 8) * S::kLd + S::kSlice * slice + 8 * ((lane / 8) % 2);
-  // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
-  // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
-  auto ownsShared = [&](int nt) { return tile == 0 ? nt < 2 : nt == tile + 1; };
   const __nv_bfloat16 *aShared = sharedTile<S>() +
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
                                  8 * (lane / 16) + S::kSlice * slice;
-#pragma unroll
-  for (int nt = 0; nt < S::kMaxTiles; ++nt) {
-    if (nt >= tiles)
-      break;
+  for (int nt = 0; nt < tiles; ++nt)
     waitPhase(&rowsIn[nt], phase & 1);
-    const __nv_bfloat16 *bTile = bBase + nt * kBatchTile * S::kLd;
-    const int b = nt * kBatchTile + 2 * t;
-    float acc[4] = {};
-#pragma unroll
-    for (int kk = 0; kk < S::kSteps; ++kk) {
-      unsigned b0, b1;
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                   : "=r"(b0), "=r"(b1)
-                   : "r"(smem32(bTile + 16 * kk)));
-      mma16<F16>(acc, fragments + 4 * kk, b0, b1);
+#ifdef RNN_PERSISTENT_TRACE
+  if (tid == 0)
+    c3 = clockNow();
+#endif
+  static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 batch tiles");
+  if (tiles == 1 || S::kMaxTiles == 1)
+    multiplyTiles<S, F16, 1>(fragments, bBase, aShared, mine, tile, g, t);
+  else if (tiles == 2 || S::kMaxTiles == 2)
+    multiplyTiles<S, F16, (S::kMaxTiles < 2 ? 1 : 2)>(fragments, bBase, aShared,
+                                                      mine, tile, g, t);
+  else if (tiles == 3 || S::kMaxTiles == 3)
+    multiplyTiles<S, F16, (S::kMaxTiles < 3 ? 1 : 3)>(fragments, bBase, aShared,
+                                                      mine, tile, g, t);
+  else
+    multiplyTiles<S, F16, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
+                                        g, t);
+  __syncthreads();
+#ifdef RNN_PERSISTENT_TRACE
+  if (tid == 0) {
+    long long c4 = clockNow();
+    traceLast = c4;
+    if (phase >= 2) {
+      traceSums[1] += c1 - c0;
+      traceSums[2] += c2 - c1;
+      traceSums[3] += c3 - c2;
+      traceSums[4] += c4 - c3;
     }
-    // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
-    const int row = tile * kTileRows + g;
-    mine[b * S::kSumsLd + row] = acc[0];
-    mine[(b + 1) * S::kSumsLd + row] = acc[1];
-    mine[b * S::kSumsLd + row + 8] = acc[2];
-    mine[(b + 1) * S::kSumsLd + row + 8] = acc[3];
-    if constexpr (S::kSharedTile) {
-      if (ownsShared(nt)) {
-        float accS[4] = {};
-#pragma unroll
-        for (int kk = 0; kk < S::kSteps; ++kk) {
-          unsigned a[4], b0, b1;
-          asm volatile(
-              "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-              : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-              : "r"(smem32(aShared + 16 * kk)));
-          asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                       : "=r"(b0), "=r"(b1)
-                       : "r"(smem32(bTile + 16 * kk)));
-          mma16<F16>(accS, a, b0, b1);
-        }
-        const int rowS = S::kLayout.registerTiles * kTileRows + g;
-        mine[b * S::kSumsLd + rowS] = accS[0];
-        mine[(b + 1) * S::kSumsLd + rowS] = accS[1];
-        mine[b * S::kSumsLd + rowS + 8] = accS[2];
-        mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[3];
-      }
+    if (phase == kTracePrint &&
+        (blockIdx.x == 0 || blockIdx.x == 1 || blockIdx.x == gridDim.x / 2)) {
+      long long ns = (long long)globalNanoseconds() - traceNs0;
+      long long cycles = traceSums[0] + traceSums[1] + traceSums[2] +
+                         traceSums[3] + traceSums[4];
+      const long long n = kTracePrint - 1;
+      printf("trace %s G=%d H=%d B=%d block %d: %lld steps %.0f ns/step, "
+             "cycles/step pointwise %lld (own %lld, sync %lld, fence %lld) "
+             "wait %lld issue %lld arrive %lld product %lld (clock %.3f "
+             "GHz)\n",
+             S::kForward ? "fwd" : "bwd", G, H, batch, (int)blockIdx.x, n,
+             (double)ns / n, traceSums[0] / n, traceSums[5] / n,
+             traceSums[6] / n, traceSums[7] / n, traceSums[1] / n,
+             traceSums[2] / n, traceSums[3] / n, traceSums[4] / n,
+             (double)cycles / ns);
     }
   }
-  __syncthreads();
+#endif
 }
 
 // The product's value for batch row b at the block's row gate * 16 + unit
@@ -341,12 +501,29 @@ __device__ __forceinline__ float rowSum(int gate, int b, int unit) {
 }
 
 __device__ __forceinline__ void release(unsigned *counter) {
+#ifdef RNN_PERSISTENT_TRACE
+  long long r0 = threadIdx.x == 0 ? clockNow() : 0;
+#endif
   // The block's part of the next vector is written (the barrier orders the
   // other threads' stores before thread 0's release).
   __syncthreads();
+#ifdef RNN_PERSISTENT_TRACE
+  long long r1 = threadIdx.x == 0 ? clockNow() : 0;
+#endif
   if (threadIdx.x == 0)
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
                  : "memory");
+#ifdef RNN_PERSISTENT_TRACE
+  if (threadIdx.x == 0) {
+    // The release's fence holds the thread until the stores are performed.
+    long long r2 = clockNow();
+    if (traceLast != 0) {
+      traceSums[5] += r0 - traceLast;
+      traceSums[6] += r1 - r0;
+      traceSums[7] += r2 - r1;
+    }
+  }
+#endif
 }
 
 } // namespace
@@ -356,6 +533,15 @@ __device__ __forceinline__ void release(unsigned *counter) {
 extern "C" __device__ __attribute__((always_inline)) void
 rnn_persistent_prefetch_l1(const void *address) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
+}
+
+// tanh(x) by the GPU's approximation (relative error below 2^-10): the
+// generated kernels of 16-bit recurrences evaluate their cell's tanh with it.
+extern "C" __device__ __attribute__((always_inline)) float
+rnn_persistent_tanh(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // The entry points, through Entry: a layout the header rejects has entry
@@ -368,11 +554,15 @@ struct Entry {
   begin(const __nv_bfloat16 *u, unsigned *fragments, int hidden) {
     ::begin<D, G, H>(u, fragments, hidden);
   }
-  static __device__ __forceinline__ void
-  product(int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,
-          const unsigned *counter, const unsigned *fragments) {
-    ::product<D, G, H, F16>(waitSteps, phase, batch, vector, counter,
-                            fragments);
+  static __device__ __forceinline__ void stage(int waitSteps, int phase,
+                                               int batch,
+                                               const __nv_bfloat16 *vector,
+                                               const unsigned *counter) {
+    ::stage<D, G, H>(waitSteps, phase, batch, vector, counter);
+  }
+  static __device__ __forceinline__ void multiply(int phase, int batch,
+                                                  const unsigned *fragments) {
+    ::multiply<D, G, H, F16>(phase, batch, fragments);
   }
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
     return rowSum<D, G, H>(gate, b, unit);
@@ -383,10 +573,11 @@ struct Entry<D, G, H, F16, false> {
   static __device__ void begin(const __nv_bfloat16 *, unsigned *, int) {
     __trap();
   }
-  static __device__ void product(int, int, int, const __nv_bfloat16 *,
-                                 const unsigned *, const unsigned *) {
+  static __device__ void stage(int, int, int, const __nv_bfloat16 *,
+                               const unsigned *) {
     __trap();
   }
+  static __device__ void multiply(int, int, const unsigned *) { __trap(); }
   static __device__ float sum(int, int, int) {
     __trap();
     return 0.f;
@@ -405,11 +596,15 @@ struct Entry<D, G, H, F16, false> {
     Entry<D, G, H, F16>::begin(u, fragments, hidden);                          \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_product(                               \
+  rnn_persistent_##NAME##_g##G##_h##H##_stage(                                 \
       int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,        \
-      const unsigned *counter, const unsigned *fragments) {                    \
-    Entry<D, G, H, F16>::product(waitSteps, phase, batch, vector, counter,     \
-                                 fragments);                                   \
+      const unsigned *counter) {                                               \
+    Entry<D, G, H, F16>::stage(waitSteps, phase, batch, vector, counter);      \
+  }                                                                            \
+  extern "C" __device__ __attribute__((always_inline)) void                    \
+  rnn_persistent_##NAME##_g##G##_h##H##_multiply(int phase, int batch,         \
+                                                 const unsigned *fragments) {  \
+    Entry<D, G, H, F16>::multiply(phase, batch, fragments);                    \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) float                   \
   rnn_persistent_##NAME##_g##G##_h##H##_sum(int gate, int b, int unit) {       \

@@ -10,7 +10,9 @@
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @gru_like
 // CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[T:[a-z0-9]+]]: index)
-// CHECK: %[[HBUF:.*]] = memref.alloc() : memref<2x32x2048xbf16>
+// The staged vector's rows are the library's padded row apart (H + 8), so
+// that a block's rows of a batch tile are one bulk copy.
+// CHECK: %[[HBUF:.*]] = memref.alloc() : memref<2x32x2056xbf16>
 // CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
 // The library's batch shapes: at most 32 rows (any number), and at least 32
 // steps (the kernel's set-up repaid).
@@ -21,21 +23,34 @@
 // CHECK: arith.cmpi sge, %[[T]], %c32
 // CHECK: %[[RAN:.*]] = scf.if %{{.*}} -> (i1) {
 // CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<1xi32>)
-// CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1]
+// CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1] {{.*}} to memref<?x2048xbf16, strided<[2056, 1], offset: ?>>
 // CHECK:   memref.copy %[[S]], %[[FIRST]]
 // CHECK:   func.call @rnn_cuda_require_resident_next_launch()
 // CHECK:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c128{{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c156672_i32
 // CHECK:     %[[FRAGMENTS:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK:     func.call @rnn_persistent_fwd_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]], %c2048_i32)
 // CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]]
-// The step's projection row, rebuilt from the step index, goes to L1 before
-// the product (the bias, the same every step, does not).
+// h_{t-1} is half (t % 2) of the buffer: 32 rows of 2056 values each.
+// CHECK:       %[[PARITY:.*]] = arith.remui %[[STEP]], %c2
+// CHECK:       %[[HALF:.*]] = arith.muli %[[PARITY]], %c65792
+// CHECK:       %[[HALF64:.*]] = arith.index_cast %[[HALF]] : index to i64
+// CHECK:       %[[PREVIOUS:.*]] = llvm.getelementptr %{{.*}}[%[[HALF64]]]
+// The library's wait and the start of the staging, then what the step reads
+// besides the product (its projection row, rebuilt from the step index, the
+// bias and the f32 state the group carries through memory) into L1 after
+// the wait (whose acquire empties L1), then the product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
+// CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[S32]], %[[B32:.*]], %[[PREVIOUS]], %{{.*}})
 // CHECK:       scf.for
-// CHECK:         memref.extract_strided_metadata
+// CHECK:         memref.extract_strided_metadata %{{.*}} : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
+// CHECK:         func.call @rnn_persistent_prefetch_l1(
+// CHECK:         memref.extract_strided_metadata %{{.*}} : memref<2048xf32, strided<[1], offset: 4096>>
+// CHECK:         func.call @rnn_persistent_prefetch_l1(
+// CHECK:         memref.extract_strided_metadata %[[H]]
 // CHECK:         func.call @rnn_persistent_prefetch_l1(
 // CHECK-NOT:     func.call @rnn_persistent_prefetch_l1(
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_product(%[[S32:.*]], %[[S32]], %{{.*}}, %{{.*}}, %{{.*}}, %[[FRAGMENTS]])
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_multiply(%[[S32]], %[[B32]], %[[FRAGMENTS]])
 // CHECK:       scf.for %[[E:.*]] = %[[TX]] to %{{.*}} step %c384
 // CHECK:         %[[UNIT:.*]] = arith.remui %[[E]], %c16
 // CHECK:         %[[R:.*]] = arith.divui %[[E]], %c16
@@ -43,9 +58,11 @@
 // CHECK-DAG:     memref.load %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
 // CHECK-DAG:     memref.load %{{.*}}[%[[J]]] : memref<2048xf32, strided<[1], offset: 4096>>
 // CHECK-DAG:     func.call @rnn_persistent_fwd_g3_h2048_sum(%{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32) -> f32
-// CHECK:         math.tanh
+// The cell's f32 tanh by the library's approximation.
+// CHECK-NOT:     math.tanh
+// CHECK:         func.call @rnn_persistent_tanh(%{{.*}}) : (f32) -> f32
 // The new state goes to the other half of the double buffer.
-// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x32x2048xbf16>
+// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x32x2056xbf16>
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
 // CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
@@ -120,16 +137,21 @@ func.func private @use(memref<?x2048xbf16>)
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @lstm_like
+// CHECK-SAME: %[[C:[a-z0-9]+]]: memref<?x2048xf32>
 // CHECK: gpu.launch clusters({{.*}}) dynamic_shared_memory_size %c230656_i32
 // CHECK:   func.call @rnn_persistent_fwd_g4_h2048_begin
 // CHECK:   scf.for %[[STEP:.*]] =
 // CHECK:     %[[ROW:.*]] = memref.subview %{{.*}}[%[[STEP]], 0, 0] [1, %{{.*}}, 8192]
 // CHECK:     %[[GATE0:.*]] = memref.subview %[[ROW]][0, 0] [%{{.*}}, 2048]
 // CHECK:     %[[GATE3:.*]] = memref.subview %[[ROW]][0, 6144] [%{{.*}}, 2048]
-// The projection's gate rows are prefetched, the cell state is not.
+// The projection's gate rows are prefetched after the wait, and the cell
+// state.
+// CHECK:     func.call @rnn_persistent_fwd_g4_h2048_stage
 // CHECK-COUNT-2: func.call @rnn_persistent_prefetch_l1(
+// CHECK: memref.extract_strided_metadata %[[C]]
+// CHECK: func.call @rnn_persistent_prefetch_l1(
 // CHECK-NOT: func.call @rnn_persistent_prefetch_l1(
-// CHECK:     func.call @rnn_persistent_fwd_g4_h2048_product
+// CHECK:     func.call @rnn_persistent_fwd_g4_h2048_multiply
 // CHECK:     scf.for
 // CHECK:       memref.load %[[GATE0]]
 // CHECK:       %[[SUM:.*]] = func.call @rnn_persistent_fwd_g4_h2048_sum

@@ -16,11 +16,11 @@
 // The fallback: the per-step GEMM.
 // CHECK: llvm.call @rnn_cuda_gemm
 // CHECK: gpu.binary @[[KERNEL]] {{.*}}link = ["{{.*}}rnn_device_library.bc"]{{.*}}maxntid 384, 1, 1
-// (In the order the PTX lays them out: the copies' block comes last.)
-// CHECK-SAME: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// (In the order the PTX lays them out.)
 // CHECK-SAME: red.release.gpu.global.add.u32
 // CHECK-SAME: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+// CHECK-SAME: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK-SAME: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK-NOT: call.uni
 
 // OFF-NOT: clusters in

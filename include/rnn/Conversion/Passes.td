@@ -319,9 +319,12 @@ def ConvertStepLoopsToPersistentKernels
     S (every gated cell the fusion produces), becomes one `gpu.launch` for
     the whole sequence: H / 16 blocks in clusters of 2, each holding its 16
     units' rows of U on chip, a grid-wide barrier per step, the cell's
-    pointwise step (the group's body, cloned) on the block's units. S is
-    double-buffered in a scratch buffer and copied back after the kernel when
-    it is read later.
+    pointwise step (the group's body, cloned) on the block's units, its f32
+    exp, division and tanh on the GPU's approximate instructions (errors
+    below the 16-bit rounding of the state the product reads). S is
+    double-buffered in a scratch buffer (rows the library's padded row
+    apart, so that a block stages a batch tile in one bulk copy) and copied
+    back after the kernel when it is read later.
 
     A derived backward's step loop (`rnn-differentiate`: one adjoint group
     that reads the state gradient S and writes the G gate windows of P

@@ -68,7 +68,9 @@ struct Layout {
   int registerTiles; // of which held in registers; at most one more in
                      // shared memory (the H = 2048 LSTM's fourth gate)
   int slices;        // K slices (warps) per tile
-  int stagedWidth;   // K: columns of the staged vector
+  int stagedWidth;   // K: columns of the staged vector (its rows are
+                     // stagedRowElements(stagedWidth) apart, in global
+                     // memory as in shared)
   int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32;
                      // any batch up to it runs)
   int threads;
@@ -76,9 +78,12 @@ struct Layout {
   int sharedBytes;
 };
 
-/// Bytes of one staged row (bf16), padded so that ldmatrix reads the 8 rows
-/// of a tile from distinct banks.
-constexpr int stagedRowBytes(int width) { return (width + 8) * 2; }
+/// 16-bit values of one staged row, padded so that ldmatrix reads the 8 rows
+/// of a tile from distinct banks. The generated kernel writes the vector with
+/// this row stride too, so that a block's rows of a batch tile are one
+/// contiguous bulk copy (a copy a row cost about 100 cycles of issue each).
+constexpr int stagedRowElements(int width) { return width + 8; }
+constexpr int stagedRowBytes(int width) { return stagedRowElements(width) * 2; }
 
 constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
                              int width, int batch) {

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -50,6 +51,7 @@ constexpr llvm::StringLiteral kRequireResident =
     "rnn_cuda_require_resident_next_launch";
 constexpr llvm::StringLiteral kTakeRefused = "rnn_cuda_take_refused_launch";
 constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
+constexpr llvm::StringLiteral kTanh = "rnn_persistent_tanh";
 
 } // namespace
 
@@ -171,10 +173,38 @@ protected:
         scalars.map(arg, valueOf(operand));
     }
     for (Operation &op : body->without_terminator())
-      b.clone(op, scalars);
+      cloneApproximated(op, scalars);
     auto yield = cast<linalg::YieldOp>(body->getTerminator());
     for (auto [index, init] : llvm::enumerate(pw.getDpsInitsMutable()))
       store(init, scalars.lookupOrDefault(yield.getOperand(index)));
+  }
+
+  /// Clones `op` of the group into the kernel, its f32 math at the
+  /// precision of the 16-bit state the product reads: exp and division by
+  /// the GPU's approximate instructions (fastmath afn: libdevice's fast exp,
+  /// div.approx), tanh by tanh.approx.f32 (the library's rnn_persistent_tanh,
+  /// relative error below 2^-10, under bf16's rounding of 2^-8). The step's
+  /// pointwise chain is the longest part of a step at small batches, and the
+  /// IEEE forms made it about twice as long.
+  void cloneApproximated(Operation &op, IRMapping &scalars) {
+    bool f32 = op.getNumResults() == 1 && op.getResult(0).getType().isF32();
+    if (f32 && isa<math::TanhOp>(op)) {
+      Value x = scalars.lookupOrDefault(op.getOperand(0));
+      scalars.map(op.getResult(0),
+                  func::CallOp::create(b, loc, kTanh, TypeRange{b.getF32Type()},
+                                       ValueRange{x})
+                      .getResult(0));
+      return;
+    }
+    Operation *clone = b.clone(op, scalars);
+    if (f32 && isa<arith::DivFOp, math::ExpOp>(clone)) {
+      auto fastMath = cast<arith::ArithFastMathInterface>(clone);
+      clone->setAttr(
+          fastMath.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(
+              b.getContext(), fastMath.getFastMathFlagsAttr().getValue() |
+                                  arith::FastMathFlags::afn));
+    }
   }
 
   /// (unit, row, column) of element `p` of the block's [B, 16] elements.
@@ -188,7 +218,8 @@ protected:
   }
 
   /// Prefetches into L1 the element (row, column) of each input of the
-  /// group that changes with the step and that `prefetched` accepts.
+  /// group that `prefetched` accepts: the step's rows, and what is the same
+  /// every step (a bias) too, since every step's wait empties L1.
   void prefetchInputs(const IRMapping &views, Value row, Value column,
                       function_ref<bool(OpOperand &)> prefetched) {
     for (OpOperand &operand : pw->getOpOperands()) {
@@ -196,16 +227,16 @@ protected:
           pw.getBody()->getArgument(operand.getOperandNumber()).use_empty() ||
           !prefetched(operand))
         continue;
-      // Only what changes with the step: the addresses of what does not
-      // would be hoisted out of the time loop and held in registers, and
-      // the product needs them all (spills made the LSTM's step slower).
-      if (!rnn::dependsOnStep(operand.get(), loop))
-        continue;
       Value view = views.lookupOrDefault(operand.get());
       call("prefetch",
            {addressOf(view, indices(pw.getMatchingIndexingMap(&operand), row,
                                     column))});
     }
+  }
+
+  /// Elements of one half of the staged vector's double buffer.
+  int64_t halfElements() const {
+    return layout.maxBatch * persistent::stagedRowElements(layout.stagedWidth);
   }
 
   Value constant(int64_t v) {
@@ -312,8 +343,7 @@ public:
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
     Value previous = offset16(
-        hBase, arith::MulIOp::create(b, loc, parity,
-                                     constant(layout.maxBatch * padded)));
+        hBase, arith::MulIOp::create(b, loc, parity, constant(halfElements())));
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
 
@@ -322,11 +352,11 @@ public:
     Value elements = arith::MulIOp::create(
         b, loc, batch, constant(persistent::kUnitsPerBlock));
 
-    // The step's rows of what it reads besides the product (its
-    // projection) do not depend on it: into L1 while the blocks wait for
-    // each other and multiply (the LSTM's pointwise phase took 3.4 us a
-    // step without, 2.3 with, in the standalone program of
-    // docs/performance-notes.md).
+    // What the step reads besides the product (its projection, biases, c)
+    // does not depend on it: into L1 while the vector comes in and the
+    // block multiplies. After the wait, whose acquire empties L1.
+    Value step32 = toI32(step);
+    call("stage", {step32, step32, batch32, previous, counterPtr});
     forEachElement(
         thread, elements, block, [&](Value, Value row, Value column) {
           prefetchInputs(views, row, column, [&](OpOperand &operand) {
@@ -334,8 +364,7 @@ public:
             return operand.get() != r.state && (!gate || r.accumulates);
           });
         });
-    Value step32 = toI32(step);
-    call("product", {step32, step32, batch32, previous, counterPtr, weights});
+    call("multiply", {step32, batch32, weights});
 
     forEachElement(
         thread, elements, block, [&](Value unit, Value row, Value column) {
@@ -475,8 +504,16 @@ public:
                   }
                 });
           });
-      // What the next step's group reads, into L1 while the blocks wait for
-      // each other and multiply.
+      call("release", {counterPtr});
+      Value staged =
+          offset16(base, arith::MulIOp::create(b, loc, parity,
+                                               constant(halfElements())));
+      Value step32 = toI32(step);
+      call("stage", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
+                     batch32, staged, counterPtr});
+      // What the next step's group reads, into L1 while the gradients come
+      // in and the block multiplies (after the wait, whose acquire empties
+      // L1).
       Value next = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, step, c1), last);
       IRMapping nextViews = viewsFor(next, needed);
@@ -486,14 +523,7 @@ public:
               return operand.get() != r.state;
             });
           });
-      call("release", {counterPtr});
-      Value staged = offset16(
-          base,
-          arith::MulIOp::create(b, loc, parity,
-                                constant(layout.maxBatch * r.gates * padded)));
-      Value step32 = toI32(step);
-      call("product", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
-                       batch32, staged, counterPtr, weights});
+      call("multiply", {step32, batch32, weights});
     }
     // S after the loop: the last step's product.
     forEachElement(
@@ -526,12 +556,15 @@ static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
   };
   declareFunction(module, name("begin"),
                   FunctionType::get(ctx, {ptr, ptr, i32}, {}));
-  declareFunction(module, name("product"),
-                  FunctionType::get(ctx, {i32, i32, i32, ptr, ptr, ptr}, {}));
+  declareFunction(module, name("stage"),
+                  FunctionType::get(ctx, {i32, i32, i32, ptr, ptr}, {}));
+  declareFunction(module, name("multiply"),
+                  FunctionType::get(ctx, {i32, i32, ptr}, {}));
   declareFunction(module, name("sum"),
                   FunctionType::get(ctx, {i32, i32, i32}, {f32}));
   declareFunction(module, name("release"), FunctionType::get(ctx, {ptr}, {}));
   declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
+  declareFunction(module, kTanh, FunctionType::get(ctx, {f32}, {f32}));
 }
 
 /// Zeroes `buffer` (the kernel's staged vectors) where the layout pads H:
@@ -548,7 +581,8 @@ static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
 }
 
 /// The buffers a grid-wide kernel shares between its blocks: the staged
-/// vector's double buffer ([2, rows, layout columns]) and the step counter.
+/// vector's double buffer ([2, rows, the layout's row stride]) and the step
+/// counter.
 struct GridBuffers {
   Value staged, counter;
 };
@@ -574,8 +608,9 @@ static void rewriteAsGridKernel(
   declareEntryPoints(module, direction, elementType, gates, hidden);
   const int64_t padded = persistent::paddedHidden(hidden);
   persistent::Layout layout = persistent::layoutFor(direction, gates, padded);
-  auto stagedType =
-      MemRefType::get({2, layout.maxBatch, layout.stagedWidth}, elementType);
+  auto stagedType = MemRefType::get(
+      {2, layout.maxBatch, persistent::stagedRowElements(layout.stagedWidth)},
+      elementType);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,
                   FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
@@ -666,7 +701,7 @@ static void rewrite(const StepRecurrence &r) {
   // (rows for the largest batch, the layout's columns): every block reads
   // all of h_{t-1} while the others write h_t.
   Value batch;
-  // Half `which` of the buffer as [B, H] (row stride: the layout's H).
+  // Half `which` of the buffer as [B, H] (rows: the layout's stride).
   auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
     SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
                                          b.getIndexAttr(0)};
