@@ -22,6 +22,9 @@ for variant in ${GRID_TRACE_VARIANTS:-plain trace nowait}; do
     nowait) flags=(-DRNN_PERSISTENT_TRACE -DRNN_PERSISTENT_TRACE_NO_WAIT) ;;
     rows) flags=(-DRNN_PERSISTENT_ROW_COPIES) ;;
     rowstrace) flags=(-DRNN_PERSISTENT_ROW_COPIES -DRNN_PERSISTENT_TRACE) ;;
+    chunks) flags=(-DRNN_PERSISTENT_CHUNK_COPIES) ;;
+    noprefetchtrace) flags=(-DRNN_PERSISTENT_NO_PREFETCH -DRNN_PERSISTENT_TRACE) ;;
+    chunkstrace) flags=(-DRNN_PERSISTENT_CHUNK_COPIES -DRNN_PERSISTENT_TRACE) ;;
   esac
   dir="$OUT/$variant"
   mkdir -p "$dir/models" "$dir/runtime"

@@ -363,7 +363,39 @@ __device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
     if (tid == 0)
       c1 = clockNow();
 #endif
-#ifdef RNN_PERSISTENT_ROW_COPIES
+#if defined(RNN_PERSISTENT_CHUNK_COPIES)
+    // Experiment: the block's rows in chunks, one copy a lane.
+    if (lane < tiles) {
+      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
+      asm volatile(
+          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+              smem32(&rowsIn[nt])),
+          "r"((end - kBatchTile * nt) * S::kLd * 2)
+          : "memory");
+    }
+    const int slots = tiles * (kBatchTile / kCluster);
+    const int chunks = max(1, 32 / slots);
+    const int units = S::kLd * 2 / 16, per = (units + chunks - 1) / chunks;
+    if (lane < slots * chunks) {
+      unsigned rank;
+      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+      const int r = lane / chunks, c = lane % chunks;
+      const int nt = r / (kBatchTile / kCluster);
+      const int row = kBatchTile * nt + (int)rank * (kBatchTile / kCluster) +
+                      r % (kBatchTile / kCluster);
+      const int from = c * per, n = min(per, units - from);
+      if (row < batch && n > 0)
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::"
+            "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
+            "[%3], %4;" ::"r"(smem32(staged + row * S::kLd + 8 * from)),
+            "l"(vector + (size_t)row * S::kLd + 8 * from), "r"(n * 16),
+            "r"(smem32(&rowsIn[nt])), "h"((unsigned short)((1 << kCluster) - 1))
+            : "memory");
+    }
+    if (false) {
+      const int nt = 0, first = 0, rows = 0;
+#elif defined(RNN_PERSISTENT_ROW_COPIES)
     if (lane < tiles) {
       const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
       asm volatile(
@@ -532,7 +564,9 @@ __device__ __forceinline__ void release(unsigned *counter) {
 // asks for what a step's pointwise phase will read, before the barrier.
 extern "C" __device__ __attribute__((always_inline)) void
 rnn_persistent_prefetch_l1(const void *address) {
+#ifndef RNN_PERSISTENT_NO_PREFETCH
   asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
+#endif
 }
 
 // tanh(x) by the GPU's approximation (relative error below 2^-10): the
