@@ -65,21 +65,6 @@ template <Direction D, int G, int H> struct Shape {
 __shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
 extern __shared__ __align__(16) unsigned char dynamicShared[];
 
-#ifdef RNN_PERSISTENT_TRACE
-// Experiment: clock64 per phase of a step, summed by thread 0 of each block
-// and printed at step kTracePrint by three blocks. Phases: pointwise+release
-// (end of the last product to this one's start), wait (counter), issue (the
-// bulk copies), arrive (first tile's rows in), product (to the final barrier).
-constexpr int kTracePrint = 1000;
-__shared__ long long traceSums[8];
-__shared__ long long traceLast, traceNs0, traceStage[3];
-__device__ __forceinline__ long long clockNow() {
-  long long c;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(c)::"memory");
-  return c;
-}
-#endif
-
 __device__ __forceinline__ unsigned smem32(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -181,11 +166,6 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
   if (tid == 0) {
-#ifdef RNN_PERSISTENT_TRACE
-    for (int i = 0; i < 8; ++i)
-      traceSums[i] = 0;
-    traceLast = 0;
-#endif
     for (int nt = 0; nt < S::kMaxTiles; ++nt)
       asm volatile(
           "mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem32(&rowsIn[nt])));
@@ -230,9 +210,10 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
 
 // The block's rows times the staged batch tiles 0 .. NT - 1 into the slice's
 // sums. One accumulator chain per batch tile (two over alternate k16 steps
-// for a single tile), interleaved: a chain of dependent mmas is latency
-// bound, and the tiles' chains one after another made the product the
-// largest part of the step at B = 32.
+// for a single tile), interleaved, so that a warp's mmas do not wait for
+// each other; from B = 16 the product is then bound by the tensor cores'
+// rate on the H / 16 SMs (docs/persistent-recurrences.md, "Where a step
+// goes").
 template <class S, bool F16, int NT>
 __device__ __forceinline__ void
 multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
@@ -309,11 +290,11 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
 
 // Waits until every block has released `waitSteps` steps (none for 0) and
 // starts staging the [batch, width] vector at `vector` (rows
-// stagedRowElements(width) apart; the `phase`-th staging since the launch).
-// Returns once the wait is over in every thread: the wait's acquire empties
-// L1, so what the caller prefetches into L1 for the step goes after it.
+// stagedRowElements(width) apart). Returns once the wait is over in every
+// thread: the wait's acquire empties L1, so what the caller prefetches into
+// L1 for the step goes after it.
 template <Direction D, int G, int H>
-__device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
+__device__ __forceinline__ void stage(int waitSteps, int batch,
                                       const __nv_bfloat16 *vector,
                                       const unsigned *counter) {
   using S = Shape<D, G, H>;
@@ -322,18 +303,7 @@ __device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
   // staged, and the columns of the product they feed are never read.
   const int tiles = (batch + kBatchTile - 1) / kBatchTile;
   __nv_bfloat16 *staged = stagedVector();
-#ifdef RNN_PERSISTENT_TRACE
-  long long c0 = 0, c1 = 0, c2 = 0;
-  if (tid == 0) {
-    c0 = clockNow();
-    if (phase == 1)
-      traceNs0 = (long long)globalNanoseconds();
-    if (phase >= 2)
-      traceSums[0] += c0 - traceLast;
-  }
-#endif
   if (warp == 0) {
-#ifndef RNN_PERSISTENT_TRACE_NO_WAIT
     if (waitSteps > 0) {
       // Every block has written the vector: the counter counts blocks done
       // with each step (zero at launch). The warp's lanes read it together
@@ -358,60 +328,6 @@ __device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
     }
-#endif
-#ifdef RNN_PERSISTENT_TRACE
-    if (tid == 0)
-      c1 = clockNow();
-#endif
-#if defined(RNN_PERSISTENT_CHUNK_COPIES)
-    // Experiment: the block's rows in chunks, one copy a lane.
-    if (lane < tiles) {
-      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
-      asm volatile(
-          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-              smem32(&rowsIn[nt])),
-          "r"((end - kBatchTile * nt) * S::kLd * 2)
-          : "memory");
-    }
-    const int slots = tiles * (kBatchTile / kCluster);
-    const int chunks = max(1, 32 / slots);
-    const int units = S::kLd * 2 / 16, per = (units + chunks - 1) / chunks;
-    if (lane < slots * chunks) {
-      unsigned rank;
-      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-      const int r = lane / chunks, c = lane % chunks;
-      const int nt = r / (kBatchTile / kCluster);
-      const int row = kBatchTile * nt + (int)rank * (kBatchTile / kCluster) +
-                      r % (kBatchTile / kCluster);
-      const int from = c * per, n = min(per, units - from);
-      if (row < batch && n > 0)
-        asm volatile(
-            "cp.async.bulk.shared::cluster.global.mbarrier::"
-            "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-            "[%3], %4;" ::"r"(smem32(staged + row * S::kLd + 8 * from)),
-            "l"(vector + (size_t)row * S::kLd + 8 * from), "r"(n * 16),
-            "r"(smem32(&rowsIn[nt])), "h"((unsigned short)((1 << kCluster) - 1))
-            : "memory");
-    }
-    if (false) {
-      const int nt = 0, first = 0, rows = 0;
-#elif defined(RNN_PERSISTENT_ROW_COPIES)
-    if (lane < tiles) {
-      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
-      asm volatile(
-          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-              smem32(&rowsIn[nt])),
-          "r"((end - kBatchTile * nt) * S::kLd * 2)
-          : "memory");
-    }
-    if (lane < tiles * (kBatchTile / kCluster)) {
-      unsigned rank;
-      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-      const int nt = lane / (kBatchTile / kCluster);
-      const int first = kBatchTile * nt + (int)rank * (kBatchTile / kCluster) +
-                        lane % (kBatchTile / kCluster);
-      const int rows = first < batch ? 1 : 0;
-#else
     if (lane < tiles) {
       // Tile `lane`: this block's half of its rows (contiguous), to both
       // blocks of the cluster.
@@ -425,7 +341,6 @@ __device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
           : "memory");
       const int first = kBatchTile * nt + (int)rank * (kBatchTile / kCluster);
       const int rows = min(first + kBatchTile / kCluster, end) - first;
-#endif
       if (rows > 0)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
@@ -435,14 +350,6 @@ __device__ __forceinline__ void stage(int waitSteps, int phase, int batch,
                      "h"((unsigned short)((1 << kCluster) - 1))
                      : "memory");
     }
-#ifdef RNN_PERSISTENT_TRACE
-    if (tid == 0) {
-      c2 = clockNow();
-      traceStage[0] = c0;
-      traceStage[1] = c1;
-      traceStage[2] = c2;
-    }
-#endif
   }
   __syncthreads();
 }
@@ -460,9 +367,6 @@ __device__ __forceinline__ void multiply(int phase, int batch,
             slice = warp % S::kSlices;
   const int tiles = (batch + kBatchTile - 1) / kBatchTile;
   const __nv_bfloat16 *staged = stagedVector();
-#ifdef RNN_PERSISTENT_TRACE
-  long long c0 = traceStage[0], c1 = traceStage[1], c2 = traceStage[2], c3 = 0;
-#endif
   float *mine = sliceSums<S>() + slice * S::kSumsStride;
   const __nv_bfloat16 *bBase =
       staged + (lane % 8) * S::kLd + S::kSlice * slice + 8 * ((lane / 8) % 2);
@@ -471,10 +375,6 @@ __device__ __forceinline__ void multiply(int phase, int batch,
                                  8 * (lane / 16) + S::kSlice * slice;
   for (int nt = 0; nt < tiles; ++nt)
     waitPhase(&rowsIn[nt], phase & 1);
-#ifdef RNN_PERSISTENT_TRACE
-  if (tid == 0)
-    c3 = clockNow();
-#endif
   static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 batch tiles");
   if (tiles == 1 || S::kMaxTiles == 1)
     multiplyTiles<S, F16, 1>(fragments, bBase, aShared, mine, tile, g, t);
@@ -488,34 +388,6 @@ __device__ __forceinline__ void multiply(int phase, int batch,
     multiplyTiles<S, F16, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
                                         g, t);
   __syncthreads();
-#ifdef RNN_PERSISTENT_TRACE
-  if (tid == 0) {
-    long long c4 = clockNow();
-    traceLast = c4;
-    if (phase >= 2) {
-      traceSums[1] += c1 - c0;
-      traceSums[2] += c2 - c1;
-      traceSums[3] += c3 - c2;
-      traceSums[4] += c4 - c3;
-    }
-    if (phase == kTracePrint &&
-        (blockIdx.x == 0 || blockIdx.x == 1 || blockIdx.x == gridDim.x / 2)) {
-      long long ns = (long long)globalNanoseconds() - traceNs0;
-      long long cycles = traceSums[0] + traceSums[1] + traceSums[2] +
-                         traceSums[3] + traceSums[4];
-      const long long n = kTracePrint - 1;
-      printf("trace %s G=%d H=%d B=%d block %d: %lld steps %.0f ns/step, "
-             "cycles/step pointwise %lld (own %lld, sync %lld, fence %lld) "
-             "wait %lld issue %lld arrive %lld product %lld (clock %.3f "
-             "GHz)\n",
-             S::kForward ? "fwd" : "bwd", G, H, batch, (int)blockIdx.x, n,
-             (double)ns / n, traceSums[0] / n, traceSums[5] / n,
-             traceSums[6] / n, traceSums[7] / n, traceSums[1] / n,
-             traceSums[2] / n, traceSums[3] / n, traceSums[4] / n,
-             (double)cycles / ns);
-    }
-  }
-#endif
 }
 
 // The product's value for batch row b at the block's row gate * 16 + unit
@@ -533,29 +405,12 @@ __device__ __forceinline__ float rowSum(int gate, int b, int unit) {
 }
 
 __device__ __forceinline__ void release(unsigned *counter) {
-#ifdef RNN_PERSISTENT_TRACE
-  long long r0 = threadIdx.x == 0 ? clockNow() : 0;
-#endif
   // The block's part of the next vector is written (the barrier orders the
   // other threads' stores before thread 0's release).
   __syncthreads();
-#ifdef RNN_PERSISTENT_TRACE
-  long long r1 = threadIdx.x == 0 ? clockNow() : 0;
-#endif
   if (threadIdx.x == 0)
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
                  : "memory");
-#ifdef RNN_PERSISTENT_TRACE
-  if (threadIdx.x == 0) {
-    // The release's fence holds the thread until the stores are performed.
-    long long r2 = clockNow();
-    if (traceLast != 0) {
-      traceSums[5] += r0 - traceLast;
-      traceSums[6] += r1 - r0;
-      traceSums[7] += r2 - r1;
-    }
-  }
-#endif
 }
 
 } // namespace
@@ -564,9 +419,7 @@ __device__ __forceinline__ void release(unsigned *counter) {
 // asks for what a step's pointwise phase will read, before the barrier.
 extern "C" __device__ __attribute__((always_inline)) void
 rnn_persistent_prefetch_l1(const void *address) {
-#ifndef RNN_PERSISTENT_NO_PREFETCH
   asm volatile("prefetch.global.L1 [%0];" ::"l"(address));
-#endif
 }
 
 // tanh(x) by the GPU's approximation (relative error below 2^-10): the
@@ -588,11 +441,10 @@ struct Entry {
   begin(const __nv_bfloat16 *u, unsigned *fragments, int hidden) {
     ::begin<D, G, H>(u, fragments, hidden);
   }
-  static __device__ __forceinline__ void stage(int waitSteps, int phase,
-                                               int batch,
+  static __device__ __forceinline__ void stage(int waitSteps, int batch,
                                                const __nv_bfloat16 *vector,
                                                const unsigned *counter) {
-    ::stage<D, G, H>(waitSteps, phase, batch, vector, counter);
+    ::stage<D, G, H>(waitSteps, batch, vector, counter);
   }
   static __device__ __forceinline__ void multiply(int phase, int batch,
                                                   const unsigned *fragments) {
@@ -607,7 +459,7 @@ struct Entry<D, G, H, F16, false> {
   static __device__ void begin(const __nv_bfloat16 *, unsigned *, int) {
     __trap();
   }
-  static __device__ void stage(int, int, int, const __nv_bfloat16 *,
+  static __device__ void stage(int, int, const __nv_bfloat16 *,
                                const unsigned *) {
     __trap();
   }
@@ -630,10 +482,10 @@ struct Entry<D, G, H, F16, false> {
     Entry<D, G, H, F16>::begin(u, fragments, hidden);                          \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_stage(                                 \
-      int waitSteps, int phase, int batch, const __nv_bfloat16 *vector,        \
-      const unsigned *counter) {                                               \
-    Entry<D, G, H, F16>::stage(waitSteps, phase, batch, vector, counter);      \
+  rnn_persistent_##NAME##_g##G##_h##H##_stage(int waitSteps, int batch,        \
+                                              const __nv_bfloat16 *vector,     \
+                                              const unsigned *counter) {       \
+    Entry<D, G, H, F16>::stage(waitSteps, batch, vector, counter);             \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_multiply(int phase, int batch,         \

@@ -41,7 +41,7 @@
 // the wait (whose acquire empties L1), then the product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
 // CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[S32]], %[[B32:.*]], %[[PREVIOUS]], %{{.*}})
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32:.*]], %[[PREVIOUS]], %{{.*}})
 // CHECK:       scf.for
 // CHECK:         memref.extract_strided_metadata %{{.*}} : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
 // CHECK:         func.call @rnn_persistent_prefetch_l1(

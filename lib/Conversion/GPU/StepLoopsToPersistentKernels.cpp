@@ -356,7 +356,7 @@ public:
     // does not depend on it: into L1 while the vector comes in and the
     // block multiplies. After the wait, whose acquire empties L1.
     Value step32 = toI32(step);
-    call("stage", {step32, step32, batch32, previous, counterPtr});
+    call("stage", {step32, batch32, previous, counterPtr});
     forEachElement(
         thread, elements, block, [&](Value, Value row, Value column) {
           prefetchInputs(views, row, column, [&](OpOperand &operand) {
@@ -509,8 +509,8 @@ public:
           offset16(base, arith::MulIOp::create(b, loc, parity,
                                                constant(halfElements())));
       Value step32 = toI32(step);
-      call("stage", {toI32(arith::AddIOp::create(b, loc, step, c1)), step32,
-                     batch32, staged, counterPtr});
+      call("stage", {toI32(arith::AddIOp::create(b, loc, step, c1)), batch32,
+                     staged, counterPtr});
       // What the next step's group reads, into L1 while the gradients come
       // in and the block multiplies (after the wait, whose acquire empties
       // L1).
@@ -557,7 +557,7 @@ static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
   declareFunction(module, name("begin"),
                   FunctionType::get(ctx, {ptr, ptr, i32}, {}));
   declareFunction(module, name("stage"),
-                  FunctionType::get(ctx, {i32, i32, i32, ptr, ptr}, {}));
+                  FunctionType::get(ctx, {i32, i32, ptr, ptr}, {}));
   declareFunction(module, name("multiply"),
                   FunctionType::get(ctx, {i32, i32, ptr}, {}));
   declareFunction(module, name("sum"),
