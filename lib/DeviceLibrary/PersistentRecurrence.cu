@@ -59,6 +59,9 @@ template <Direction D, int G, int H> struct Shape {
   static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
   static constexpr int kSharedTileBytes =
       kSharedTile ? kTileRows * stagedRowBytes(kWidth) : 0;
+  // The interleaved product holds every batch tile's accumulators at once.
+  static constexpr bool kInterleave =
+      spareRegisters(kLayout, H) >= kRoomyRegisters;
 };
 
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
@@ -221,16 +224,25 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
               int t) {
   constexpr int kChains = NT == 1 ? 2 : 1;
   float acc[NT][kChains][4] = {};
+  auto step = [&](int nt, int kk) {
+    unsigned b0, b1;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(b0), "=r"(b1)
+                 : "r"(smem32(bBase + nt * kBatchTile * S::kLd + 16 * kk)));
+    mma16<F16>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
+  };
+  if constexpr (S::kInterleave) {
 #pragma unroll
-  for (int kk = 0; kk < S::kSteps; ++kk) {
+    for (int kk = 0; kk < S::kSteps; ++kk)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      unsigned b0, b1;
-      asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                   : "=r"(b0), "=r"(b1)
-                   : "r"(smem32(bBase + nt * kBatchTile * S::kLd + 16 * kk)));
-      mma16<F16>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
-    }
+      for (int nt = 0; nt < NT; ++nt)
+        step(nt, kk);
+  } else {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int kk = 0; kk < S::kSteps; ++kk)
+        step(nt, kk);
   }
   // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
   const int row = tile * kTileRows + g;
@@ -328,19 +340,31 @@ __device__ __forceinline__ void stage(int waitSteps, int batch,
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
     }
+    // This block's half of each tile's rows (contiguous), to both blocks of
+    // the cluster: one copy a tile, issued by lane `tile`, or, for the
+    // backward's rows (G times wider), one copy a row, issued by a lane
+    // each. Bulk copies issue at about 100 cycles each, serially per SM;
+    // the backward's wider rows arrived sooner a copy a row (its step 0 to
+    // 6 % faster for the LSTM and GRU at H = 768 and the GRU at 1024, B = 8
+    // to 32; the forward's within 5 % either way; H100,
+    // docs/performance-notes.md).
+    constexpr int kHalf = kBatchTile / kCluster;
+    constexpr int kRowsPerCopy = S::kForward ? kHalf : 1;
+    unsigned rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
     if (lane < tiles) {
-      // Tile `lane`: this block's half of its rows (contiguous), to both
-      // blocks of the cluster.
-      unsigned rank;
-      asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
       const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
           "r"((end - kBatchTile * nt) * S::kLd * 2)
           : "memory");
-      const int first = kBatchTile * nt + (int)rank * (kBatchTile / kCluster);
-      const int rows = min(first + kBatchTile / kCluster, end) - first;
+    }
+    if (lane < tiles * (kHalf / kRowsPerCopy)) {
+      const int nt = lane / (kHalf / kRowsPerCopy);
+      const int first = kBatchTile * nt + (int)rank * kHalf +
+                        kRowsPerCopy * (lane % (kHalf / kRowsPerCopy));
+      const int rows = min(first + kRowsPerCopy, batch) - first;
       if (rows > 0)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "

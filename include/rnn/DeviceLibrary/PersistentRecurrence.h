@@ -128,6 +128,18 @@ constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
   return l;
 }
 
+/// Registers a lane has besides its weight fragments in `layout` (of H =
+/// `hidden`, a multiple of 64).
+constexpr int spareRegisters(const Layout &layout, int hidden) {
+  return layout.threads ? kRegisters / layout.threads - hidden / 16 : 0;
+}
+/// Where at least this many are spare, the library interleaves the batch
+/// tiles' accumulator chains and the generated kernel prefetches also what
+/// a step reads unchanged (biases). Where fewer were (H = 2048: 40), both
+/// spilled (up to 232 bytes a lane) and the steps were 3 to 15 % slower
+/// (H100, 2026-11-27, docs/performance-notes.md).
+constexpr int kRoomyRegisters = 48;
+
 /// The layout's H for a recurrence of `hidden` units: the next multiple of
 /// 64. The units and inputs past `hidden` are padding (zero weights; the
 /// generated kernel skips their elements).

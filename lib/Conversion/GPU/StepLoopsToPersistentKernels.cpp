@@ -218,14 +218,22 @@ protected:
   }
 
   /// Prefetches into L1 the element (row, column) of each input of the
-  /// group that `prefetched` accepts: the step's rows, and what is the same
-  /// every step (a bias) too, since every step's wait empties L1.
+  /// group that `prefetched` accepts: the step's rows, the states the group
+  /// carries in memory, and, where the layout leaves registers, what is the
+  /// same every step (a bias), since every step's wait empties L1.
   void prefetchInputs(const IRMapping &views, Value row, Value column,
                       function_ref<bool(OpOperand &)> prefetched) {
     for (OpOperand &operand : pw->getOpOperands()) {
       if (!pw.isDpsInput(&operand) ||
           pw.getBody()->getArgument(operand.getOperandNumber()).use_empty() ||
           !prefetched(operand))
+        continue;
+      // What is the same every step costs its address a register for the
+      // whole loop: only where the layout leaves room.
+      if (!rnn::dependsOnStep(operand.get(), loop) &&
+          !llvm::is_contained(pw.getDpsInits(), operand.get()) &&
+          persistent::spareRegisters(layout, padded) <
+              persistent::kRoomyRegisters)
         continue;
       Value view = views.lookupOrDefault(operand.get());
       call("prefetch",
