@@ -59,7 +59,13 @@ template <Direction D, int G, int H> struct Shape {
   static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
   static constexpr int kSharedTileBytes =
       kSharedTile ? kTileRows * stagedRowBytes(kWidth) : 0;
-  // The interleaved product holds every batch tile's accumulators at once.
+  // How the product goes through the batch tiles (H100, 2026-11-27, the
+  // bf16 LSTM and GRU, docs/performance-notes.md): with registers to spare,
+  // all tiles first, then their chains interleaved (the H = 768 forward
+  // kernel took 2.9 ms at T = 1024, B = 16 against 3.9 tile by tile); where
+  // a lane has few (H = 2048), tile by tile as each arrives (the GRU's
+  // forward at T = 100, B = 32: 0.74 ms against 0.86-0.90 interleaved,
+  // which spilled).
   static constexpr bool kInterleave =
       spareRegisters(kLayout, H) >= kRoomyRegisters;
 };
@@ -211,12 +217,60 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   __syncthreads();
 }
 
-// The block's rows times the staged batch tiles 0 .. NT - 1 into the slice's
-// sums. One accumulator chain per batch tile (two over alternate k16 steps
-// for a single tile), interleaved, so that a warp's mmas do not wait for
-// each other; from B = 16 the product is then bound by the tensor cores'
-// rate on the H / 16 SMs (docs/persistent-recurrences.md, "Where a step
-// goes").
+// The block's rows times staged batch tile `nt` into the slice's sums, in
+// two accumulator chains over alternate k16 steps (a chain of dependent
+// mmas waits on each one's latency).
+template <class S, bool F16>
+__device__ __forceinline__ void
+multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
+             const __nv_bfloat16 *aShared, float *mine, int tile, int g,
+             int t) {
+  const __nv_bfloat16 *bTile = bBase + nt * kBatchTile * S::kLd;
+  const int b = nt * kBatchTile + 2 * t;
+  float acc[2][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < S::kSteps; ++kk) {
+    unsigned b0, b1;
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                 : "=r"(b0), "=r"(b1)
+                 : "r"(smem32(bTile + 16 * kk)));
+    mma16<F16>(acc[kk % 2], fragments + 4 * kk, b0, b1);
+  }
+  // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
+  const int row = tile * kTileRows + g;
+  mine[b * S::kSumsLd + row] = acc[0][0] + acc[1][0];
+  mine[(b + 1) * S::kSumsLd + row] = acc[0][1] + acc[1][1];
+  mine[b * S::kSumsLd + row + 8] = acc[0][2] + acc[1][2];
+  mine[(b + 1) * S::kSumsLd + row + 8] = acc[0][3] + acc[1][3];
+  if constexpr (S::kSharedTile) {
+    // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
+    // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
+    if (tile == 0 ? nt < 2 : nt == tile + 1) {
+      float accS[2][4] = {};
+#pragma unroll
+      for (int kk = 0; kk < S::kSteps; ++kk) {
+        unsigned a[4], b0, b1;
+        asm volatile(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+            : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+            : "r"(smem32(aShared + 16 * kk)));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                     : "=r"(b0), "=r"(b1)
+                     : "r"(smem32(bTile + 16 * kk)));
+        mma16<F16>(accS[kk % 2], a, b0, b1);
+      }
+      const int rowS = S::kLayout.registerTiles * kTileRows + g;
+      mine[b * S::kSumsLd + rowS] = accS[0][0] + accS[1][0];
+      mine[(b + 1) * S::kSumsLd + rowS] = accS[0][1] + accS[1][1];
+      mine[b * S::kSumsLd + rowS + 8] = accS[0][2] + accS[1][2];
+      mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[0][3] + accS[1][3];
+    }
+  }
+}
+
+// The block's rows times the staged batch tiles 0 .. NT - 1, all arrived,
+// into the slice's sums: one accumulator chain per batch tile (two over
+// alternate k16 steps for a single tile), interleaved.
 template <class S, bool F16, int NT>
 __device__ __forceinline__ void
 multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
@@ -231,19 +285,11 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
                  : "r"(smem32(bBase + nt * kBatchTile * S::kLd + 16 * kk)));
     mma16<F16>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
   };
-  if constexpr (S::kInterleave) {
 #pragma unroll
-    for (int kk = 0; kk < S::kSteps; ++kk)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-        step(nt, kk);
-  } else {
+  for (int kk = 0; kk < S::kSteps; ++kk)
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int kk = 0; kk < S::kSteps; ++kk)
-        step(nt, kk);
-  }
+      step(nt, kk);
   // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
   const int row = tile * kTileRows + g;
 #pragma unroll
@@ -397,20 +443,33 @@ __device__ __forceinline__ void multiply(int phase, int batch,
   const __nv_bfloat16 *aShared = sharedTile<S>() +
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
                                  8 * (lane / 16) + S::kSlice * slice;
-  for (int nt = 0; nt < tiles; ++nt)
-    waitPhase(&rowsIn[nt], phase & 1);
-  static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 batch tiles");
-  if (tiles == 1 || S::kMaxTiles == 1)
-    multiplyTiles<S, F16, 1>(fragments, bBase, aShared, mine, tile, g, t);
-  else if (tiles == 2 || S::kMaxTiles == 2)
-    multiplyTiles<S, F16, (S::kMaxTiles < 2 ? 1 : 2)>(fragments, bBase, aShared,
-                                                      mine, tile, g, t);
-  else if (tiles == 3 || S::kMaxTiles == 3)
-    multiplyTiles<S, F16, (S::kMaxTiles < 3 ? 1 : 3)>(fragments, bBase, aShared,
-                                                      mine, tile, g, t);
-  else
-    multiplyTiles<S, F16, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
-                                        g, t);
+  if constexpr (S::kInterleave) {
+    // All tiles, then their chains interleaved.
+    for (int nt = 0; nt < tiles; ++nt)
+      waitPhase(&rowsIn[nt], phase & 1);
+    static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
+    if (tiles == 1 || S::kMaxTiles == 1)
+      multiplyTiles<S, F16, 1>(fragments, bBase, aShared, mine, tile, g, t);
+    else if (tiles == 2 || S::kMaxTiles == 2)
+      multiplyTiles<S, F16, (S::kMaxTiles < 2 ? 1 : 2)>(
+          fragments, bBase, aShared, mine, tile, g, t);
+    else if (tiles == 3 || S::kMaxTiles == 3)
+      multiplyTiles<S, F16, (S::kMaxTiles < 3 ? 1 : 3)>(
+          fragments, bBase, aShared, mine, tile, g, t);
+    else
+      multiplyTiles<S, F16, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
+                                          g, t);
+  } else {
+    // Tile by tile as each arrives: the later tiles' copies land while the
+    // earlier ones multiply.
+#pragma unroll
+    for (int nt = 0; nt < S::kMaxTiles; ++nt) {
+      if (nt >= tiles)
+        break;
+      waitPhase(&rowsIn[nt], phase & 1);
+      multiplyTile<S, F16>(nt, fragments, bBase, aShared, mine, tile, g, t);
+    }
+  }
   __syncthreads();
 }
 

@@ -135,9 +135,10 @@ constexpr int spareRegisters(const Layout &layout, int hidden) {
 }
 /// Where at least this many are spare, the library interleaves the batch
 /// tiles' accumulator chains and the generated kernel prefetches also what
-/// a step reads unchanged (biases). Where fewer were (H = 2048: 40), both
-/// spilled (up to 232 bytes a lane) and the steps were 3 to 15 % slower
-/// (H100, 2026-11-27, docs/performance-notes.md).
+/// a step reads unchanged (biases), whose addresses then stay in registers.
+/// Where fewer were (H = 2048: 42), both spilled (the LSTM's training
+/// forward 128 bytes a lane, against 52 without either) and the forward
+/// steps were slower.
 constexpr int kRoomyRegisters = 48;
 
 /// The layout's H for a recurrence of `hidden` units: the next multiple of
