@@ -17,10 +17,10 @@
 // vector is the step's gate gradients [B, G·H]. Warp (tile, slice) holds
 // its tile's rows over its slice of H / 4 inputs as mma.m16n8k16 A
 // fragments (H / 16 registers a lane, the array the caller passes, which
-// becomes registers once inlined). The H = 2048 LSTM's fourth tile does not
-// fit in registers: its rows stay in shared memory and the three warps of a
-// slice share its product by batch tiles. Each slice's sums go to a region
-// of their own, batch-major, and rowSum adds them.
+// becomes registers once inlined). From H = 1472 the LSTM's fourth tile
+// does not fit in registers: its rows stay in shared memory and the three
+// warps of a slice share its product by batch tiles. Each slice's sums go to a
+// region of their own, batch-major, and rowSum adds them.
 //
 // A recurrence whose H is not a multiple of 64 runs on the entry points of
 // the next one: begin() takes the real H and loads zero weights for the
@@ -55,7 +55,7 @@ template <Direction D, int G, int H> struct Shape {
   static constexpr int kSumsLd = kLayout.rowTiles * kTileRows + 1;
   static constexpr int kSumsStride = kLayout.maxBatch * kSumsLd;
   static constexpr int kStagedBytes = kLayout.maxBatch * stagedRowBytes(kWidth);
-  // The H = 2048 LSTM: its fourth gate's tile in shared memory.
+  // The LSTM from H = 1472: its fourth gate's tile in shared memory.
   static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
   static constexpr int kSharedTileBytes =
       kSharedTile ? kTileRows * stagedRowBytes(kWidth) : 0;
@@ -63,9 +63,11 @@ template <Direction D, int G, int H> struct Shape {
   // bf16 LSTM and GRU, docs/performance-notes.md): with registers to spare,
   // all tiles first, then their chains interleaved (the H = 768 forward
   // kernel took 2.9 ms at T = 1024, B = 16 against 3.9 tile by tile); where
-  // a lane has few (H = 2048), tile by tile as each arrives (the GRU's
-  // forward at T = 100, B = 32: 0.74 ms against 0.86-0.90 interleaved,
-  // which spilled).
+  // a lane has few (the forward at H = 1984 and 2048, and the LSTM's at
+  // 1344 and 1408), tile by tile as each arrives (the GRU's forward at
+  // H = 2048, T = 100, B = 32: 0.74 ms against 0.86-0.90 interleaved, which
+  // spilled). Timed both ways at H = 768 and 2048; the LSTM's interleaved
+  // product with its shared tile (H = 1472 to 1920) checked at 1536.
   static constexpr bool kInterleave =
       spareRegisters(kLayout, H) >= kRoomyRegisters;
 };
@@ -243,7 +245,7 @@ multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
   mine[b * S::kSumsLd + row + 8] = acc[0][2] + acc[1][2];
   mine[(b + 1) * S::kSumsLd + row + 8] = acc[0][3] + acc[1][3];
   if constexpr (S::kSharedTile) {
-    // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
+    // The shared tile (the LSTM from H = 1472): warp 0 of a slice takes batch
     // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
     if (tile == 0 ? nt < 2 : nt == tile + 1) {
       float accS[2][4] = {};
@@ -308,7 +310,7 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
     mine[(b + 1) * S::kSumsLd + row + 8] = sum[3];
   }
   if constexpr (S::kSharedTile) {
-    // The shared tile (the H = 2048 LSTM): warp 0 of a slice takes batch
+    // The shared tile (the LSTM from H = 1472): warp 0 of a slice takes batch
     // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
     const int first = tile == 0 ? 0 : tile + 1;
     const int count = tile == 0 ? 2 : 1;

@@ -333,8 +333,9 @@ def ConvertStepLoopsToPersistentKernels
     kind of launch: each block owns 16 units of S and their columns of U,
     runs the group for them (S from the library's sums after the first
     step), writes each gate gradient also into half t % 2 of a
-    [2, B, G*H] buffer of P's type, and the library's product of that half
-    gives the next step's S; after the last step S is stored.
+    [2, B, G*H] buffer of P's type (rows padded by 8), and the library's
+    product of that half gives the next step's S; after the last step S is
+    stored.
 
     The data movement and the products come from the device library
     (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels

@@ -138,7 +138,9 @@ constexpr int spareRegisters(const Layout &layout, int hidden) {
 /// a step reads unchanged (biases), whose addresses then stay in registers.
 /// Where fewer were (H = 2048: 42), both spilled (the LSTM's training
 /// forward 128 bytes a lane, against 52 without either) and the forward
-/// steps were slower.
+/// steps were slower. Fewer than 48 are left in the forward layouts of
+/// H = 1984 and 2048 and the LSTM's of 1344 and 1408; every backward layout
+/// leaves at least 72.
 constexpr int kRoomyRegisters = 48;
 
 /// The layout's H for a recurrence of `hidden` units: the next multiple of

@@ -179,13 +179,16 @@ protected:
       store(init, scalars.lookupOrDefault(yield.getOperand(index)));
   }
 
-  /// Clones `op` of the group into the kernel, its f32 math at the
+  /// Clones `op` of the group into the kernel, its f32 math at about the
   /// precision of the 16-bit state the product reads: exp and division by
   /// the GPU's approximate instructions (fastmath afn: libdevice's fast exp,
   /// div.approx), tanh by tanh.approx.f32 (the library's rnn_persistent_tanh,
-  /// relative error below 2^-10, under bf16's rounding of 2^-8). The step's
-  /// pointwise chain is the longest part of a step at small batches, and the
-  /// IEEE forms made it about twice as long.
+  /// relative error below 2^-10: under bf16's rounding of 2^-8, about f16's
+  /// 2^-11; the f16 kernels' results stayed as close to float64 as the step
+  /// loop's, 7.0e-4). The f32 states and outputs then differ from the step
+  /// loop's (the fallback) by about that much. The step's pointwise chain is
+  /// the longest part of a step at small batches, and the IEEE forms made
+  /// it about twice as long.
   void cloneApproximated(Operation &op, IRMapping &scalars) {
     bool f32 = op.getNumResults() == 1 && op.getResult(0).getType().isF32();
     if (f32 && isa<math::TanhOp>(op)) {
@@ -360,9 +363,10 @@ public:
     Value elements = arith::MulIOp::create(
         b, loc, batch, constant(persistent::kUnitsPerBlock));
 
-    // What the step reads besides the product (its projection, biases, c)
-    // does not depend on it: into L1 while the vector comes in and the
-    // block multiplies. After the wait, whose acquire empties L1.
+    // What the step reads besides the product (its projection, c, and the
+    // biases where registers allow) does not depend on it: into L1 while
+    // the vector comes in and the block multiplies. After the wait, whose
+    // acquire empties L1.
     Value step32 = toI32(step);
     call("stage", {step32, batch32, previous, counterPtr});
     forEachElement(
@@ -418,8 +422,9 @@ private:
 
 /// The backward's kernel (rnn::AdjointRecurrence): per step the cell's
 /// adjoint group for this block's units, which writes the step's gate
-/// gradients into one half of a [2, B, G*H] buffer beside P, the release,
-/// then the library's product of those gradients: the next step's state
+/// gradients into one half of a [2, B, G*H (+ 8)] buffer beside P, the
+/// release, then the library's product of those gradients: the next step's
+/// state
 /// gradient dh (added to what the group wrote into S where the product
 /// accumulates onto it, the GRU's dh ⊙ z). After the last step, dh goes to
 /// S.
@@ -706,7 +711,8 @@ static void rewrite(const StepRecurrence &r) {
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // h_{t-1} and h_t alternate between the two halves of the staged buffer
-  // (rows for the largest batch, the layout's columns): every block reads
+  // (rows for the largest batch, the layout's columns and 8 of padding):
+  // every block reads
   // all of h_{t-1} while the others write h_t.
   Value batch;
   // Half `which` of the buffer as [B, H] (rows: the layout's stride).
@@ -753,7 +759,8 @@ static void rewrite(const rnn::AdjointRecurrence &r) {
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // The step's gate gradients as the product stages them: step t's in half
-  // t % 2 (rows for the largest batch), which the other blocks read while
+  // t % 2 (rows for the largest batch, G times the layout's H and 8 of
+  // padding), which the other blocks read while
   // this one writes the next step's.
   rewriteAsGridKernel(
       persistent::Direction::Backward, r.gradientElementType(), r.gates,
