@@ -48,7 +48,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.rnn_tools_dir, config.llvm_tools_dir]
 tools = ["rnn-opt", "rnn-compile", "rnn-runtime-test", "rnn-example-run-lstm", "rnn-import-onnx"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
-llvm_config.add_tool_substitutions(["llvm-nm", "llvm-readelf", "not"], [config.llvm_tools_dir])
+llvm_config.add_tool_substitutions(["llvm-as", "llvm-nm", "llvm-readelf", "not"], [config.llvm_tools_dir])
 
 # rnn-import-onnx reads models with the onnx Python package.
 import subprocess  # noqa: E402

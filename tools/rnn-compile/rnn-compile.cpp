@@ -355,6 +355,8 @@ int main(int argc, char **argv) {
                   " (build the rnn_device_library target, or pass "
                   "--persistent-kernels=false)");
     deviceLibrary = std::string(path);
+    if (llvm::Error error = rnn::checkDeviceLibrary(deviceLibrary))
+      return fail(llvm::toString(std::move(error)));
   }
 
   PassManager lowering(&context);

@@ -42,6 +42,13 @@ std::string bufferizationPipeline();
 /// the CPU: it lets the CPU check the rewrite).
 std::string cpuLoweringPipeline(unsigned kPartials = 0);
 
+/// Checks that the device library at `path` (rnn_device_library.bc) defines
+/// the persistent kernels' entry points with the types the compiler calls
+/// them with (include/rnn/DeviceLibrary/PersistentRecurrence.h): a library
+/// from another version of the compiler fails here, naming the entry point
+/// and both types, instead of linking calls that never inline.
+llvm::Error checkDeviceLibrary(llvm::StringRef path);
+
 /// The default of cudaLoweringPipeline's `kPartials`.
 constexpr unsigned kCudaKPartials = 8;
 

@@ -156,6 +156,27 @@ constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
                            .valid;
 }
 
+/// The library's entry points as the generated kernels declare and call
+/// them, checked against the library by rnn-compile before it links
+/// (a call whose types differ from the definition would link, stay a call
+/// and not inline): the entry's name after
+/// rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_ (or after rnn_persistent_ for
+/// the shared ones), its parameters and its result, 'i' an i32, 'p' a
+/// pointer, 'f' an f32, 'v' none.
+struct EntryPointSignature {
+  const char *entry;
+  const char *parameters;
+  char result;
+};
+inline constexpr EntryPointSignature kEntryPointSignatures[] = {
+    {"begin", "ppi", 'v'},
+    {"stage", "iipp", 'v'},
+    {"multiply", "iip", 'v'},
+    {"sum", "iii", 'f'},
+    {"release", "p", 'v'}};
+inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
+    {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
+
 static_assert(layoutFor(Direction::Forward, 4, 2048).sharedBytes == 230656,
               "as measured");
 static_assert(layoutFor(Direction::Forward, 3, 2048).sharedBytes == 156672,

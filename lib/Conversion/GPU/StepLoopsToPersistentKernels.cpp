@@ -555,29 +555,47 @@ private:
 
 } // namespace
 
+/// The function type of `signature` (PersistentRecurrence.h's spelling).
+static FunctionType
+functionTypeOf(MLIRContext *ctx,
+               const persistent::EntryPointSignature &signature) {
+  auto typeOf = [&](char c) -> Type {
+    switch (c) {
+    case 'i':
+      return IntegerType::get(ctx, 32);
+    case 'f':
+      return Float32Type::get(ctx);
+    default:
+      assert(c == 'p' && "i, f or p");
+      return LLVM::LLVMPointerType::get(ctx);
+    }
+  };
+  SmallVector<Type> parameters;
+  for (const char *c = signature.parameters; *c; ++c)
+    parameters.push_back(typeOf(*c));
+  SmallVector<Type> results;
+  if (signature.result != 'v')
+    results.push_back(typeOf(signature.result));
+  return FunctionType::get(ctx, parameters, results);
+}
+
 /// Declares the library entry points for (direction, gates, hidden) in
 /// `module`.
 static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
                                Type elementType, int64_t gates,
                                int64_t hidden) {
   MLIRContext *ctx = module.getContext();
-  Type ptr = LLVM::LLVMPointerType::get(ctx);
-  Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
-  auto name = [&](StringRef entry) {
-    return GridKernelBuilderBase::entryPointName(
-        direction, elementType, gates, persistent::paddedHidden(hidden), entry);
-  };
-  declareFunction(module, name("begin"),
-                  FunctionType::get(ctx, {ptr, ptr, i32}, {}));
-  declareFunction(module, name("stage"),
-                  FunctionType::get(ctx, {i32, i32, ptr, ptr}, {}));
-  declareFunction(module, name("multiply"),
-                  FunctionType::get(ctx, {i32, i32, ptr}, {}));
-  declareFunction(module, name("sum"),
-                  FunctionType::get(ctx, {i32, i32, i32}, {f32}));
-  declareFunction(module, name("release"), FunctionType::get(ctx, {ptr}, {}));
-  declareFunction(module, kPrefetch, FunctionType::get(ctx, {ptr}, {}));
-  declareFunction(module, kTanh, FunctionType::get(ctx, {f32}, {f32}));
+  for (const persistent::EntryPointSignature &signature :
+       persistent::kEntryPointSignatures)
+    declareFunction(module,
+                    GridKernelBuilderBase::entryPointName(
+                        direction, elementType, gates,
+                        persistent::paddedHidden(hidden), signature.entry),
+                    functionTypeOf(ctx, signature));
+  for (const persistent::EntryPointSignature &signature :
+       persistent::kSharedEntryPointSignatures)
+    declareFunction(module, ("rnn_persistent_" + Twine(signature.entry)).str(),
+                    functionTypeOf(ctx, signature));
 }
 
 /// Zeroes `buffer` (the kernel's staged vectors) where the layout pads H:

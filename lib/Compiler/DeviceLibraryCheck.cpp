@@ -1,0 +1,105 @@
+//===- DeviceLibraryCheck.cpp - The device library's entry point types ----===//
+//
+// The generated kernels declare the device library's entry points
+// (convert-step-loops-to-persistent-kernels) and gpu-module-to-binary links
+// the library's bitcode into them. Where a declaration and the definition
+// disagree, LLVM still links: the call stays a call to a function of
+// another type, is never inlined, and the kernel misbehaves. So rnn-compile
+// reads the library's function types first, lazily (no bodies), and
+// compares them with the table both sides are written from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rnn/Compiler/Compiler.h"
+
+#include "rnn/DeviceLibrary/PersistentRecurrence.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace persistent = rnn::persistent;
+
+/// The table's spelling of `type`: 'i' i32, 'f' f32, 'p' a pointer, 'v'
+/// void, '?' anything else.
+static char spellingOf(llvm::Type *type) {
+  if (type->isVoidTy())
+    return 'v';
+  if (type->isIntegerTy(32))
+    return 'i';
+  if (type->isFloatTy())
+    return 'f';
+  if (type->isPointerTy())
+    return 'p';
+  return '?';
+}
+
+/// `(parameters) -> result` in the table's spelling, for messages.
+static std::string describe(llvm::StringRef parameters, char result) {
+  return ("(" + parameters + ") -> " + llvm::Twine(result)).str();
+}
+
+llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> library =
+      llvm::getLazyIRFileModule(path, diagnostic, context);
+  if (!library) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    diagnostic.print("", os, /*ShowColors=*/false);
+    return llvm::createStringError("cannot read the device library at " + path +
+                                   ": " + llvm::StringRef(message).trim());
+  }
+  const char *remedy = " (rebuild the rnn_device_library target with the "
+                       "compiler, or pass --persistent-kernels=false)";
+  auto check =
+      [&](llvm::Function &function,
+          const persistent::EntryPointSignature &signature) -> llvm::Error {
+    std::string parameters;
+    for (llvm::Type *type : function.getFunctionType()->params())
+      parameters += spellingOf(type);
+    char result = spellingOf(function.getReturnType());
+    if (parameters == signature.parameters && result == signature.result)
+      return llvm::Error::success();
+    return llvm::createStringError(
+        "the device library at " + path + " defines " + function.getName() +
+        " as " + describe(parameters, result) +
+        ", and this compiler calls it as " +
+        describe(signature.parameters, signature.result) + remedy);
+  };
+  auto missing = [&](llvm::StringRef what) {
+    return llvm::createStringError("the device library at " + path +
+                                   " has no " + what + remedy);
+  };
+  for (const persistent::EntryPointSignature &signature :
+       persistent::kSharedEntryPointSignatures) {
+    std::string name = ("rnn_persistent_" + llvm::Twine(signature.entry)).str();
+    llvm::Function *function = library->getFunction(name);
+    if (!function || function->isDeclaration())
+      return missing(name);
+    if (llvm::Error error = check(*function, signature))
+      return error;
+  }
+  unsigned entryPoints = 0;
+  for (llvm::Function &function : *library) {
+    llvm::StringRef name = function.getName();
+    if (function.isDeclaration() || !name.starts_with("rnn_persistent_"))
+      continue;
+    for (const persistent::EntryPointSignature &signature :
+         persistent::kEntryPointSignatures) {
+      if (!name.ends_with(("_" + llvm::Twine(signature.entry)).str()))
+        continue;
+      ++entryPoints;
+      if (llvm::Error error = check(function, signature))
+        return error;
+    }
+  }
+  if (entryPoints == 0)
+    return missing("entry points rnn_persistent_{fwd,bwd}_g<G>_h<H>_*");
+  return llvm::Error::success();
+}
