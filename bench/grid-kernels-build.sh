@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Here (the build machine): the bf16 LSTM and GRU of bench/make_models.py, and their
 # f16 twins (GRID_F16= leaves them out), at hidden sizes the grid-wide persistent kernels
-# cover (GRID_SIZES, default 512 768 1024 2048),
+# cover (GRID_SIZES, default 512 768 1024 1536 2048: each product order and
+# the LSTM's shared tile both ways),
 # compiled with --training into build/grid-kernels/models, the runtime libraries into
 # build/grid-kernels/lib. Carry build/grid-kernels; run bench/grid-kernels-run.sh there.
 set -euo pipefail
@@ -12,7 +13,7 @@ OUT="$ROOT/build/grid-kernels"
 rm -rf "$OUT" && mkdir -p "$OUT/models" "$OUT/lib"
 cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
   "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
-for H in ${GRID_SIZES:-512 768 1024 2048}; do
+for H in ${GRID_SIZES:-512 768 1024 1536 2048}; do
   python3 "$ROOT/bench/make_models.py" "$OUT/src" --size "$H" "$H" >/dev/null
   for kind in lstm gru; do
     # The f16 twin: the same model with f16 storage (what bench/sweep.py does).
