@@ -20,7 +20,6 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/raw_ostream.h"
 
 namespace persistent = rnn::persistent;
 
@@ -48,13 +47,9 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> library =
       llvm::getLazyIRFileModule(path, diagnostic, context);
-  if (!library) {
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    diagnostic.print("", os, /*ShowColors=*/false);
+  if (!library)
     return llvm::createStringError("cannot read the device library at " + path +
-                                   ": " + llvm::StringRef(message).trim());
-  }
+                                   ": " + diagnostic.getMessage());
   const char *remedy = " (rebuild the rnn_device_library target with the "
                        "compiler, or pass --persistent-kernels=false)";
   auto check =

@@ -424,8 +424,7 @@ private:
 /// adjoint group for this block's units, which writes the step's gate
 /// gradients into one half of a [2, B, G*H (+ 8)] buffer beside P, the
 /// release, then the library's product of those gradients: the next step's
-/// state
-/// gradient dh (added to what the group wrote into S where the product
+/// state gradient dh (added to what the group wrote into S where the product
 /// accumulates onto it, the GRU's dh ⊙ z). After the last step, dh goes to
 /// S.
 class AdjointKernelBuilder : GridKernelBuilderBase {
@@ -730,8 +729,7 @@ static void rewrite(const StepRecurrence &r) {
   Value steps = loop.getUpperBound();
   // h_{t-1} and h_t alternate between the two halves of the staged buffer
   // (rows for the largest batch, the layout's columns and 8 of padding):
-  // every block reads
-  // all of h_{t-1} while the others write h_t.
+  // every block reads all of h_{t-1} while the others write h_t.
   Value batch;
   // Half `which` of the buffer as [B, H] (rows: the layout's stride).
   auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
@@ -778,8 +776,8 @@ static void rewrite(const rnn::AdjointRecurrence &r) {
   Value steps = loop.getUpperBound();
   // The step's gate gradients as the product stages them: step t's in half
   // t % 2 (rows for the largest batch, G times the layout's H and 8 of
-  // padding), which the other blocks read while
-  // this one writes the next step's.
+  // padding), which the other blocks read while this one writes the next
+  // step's.
   rewriteAsGridKernel(
       persistent::Direction::Backward, r.gradientElementType(), r.gates,
       r.hidden, loop, r.state, [](OpBuilder &, Value, const GridBuffers &) {},
