@@ -8,10 +8,14 @@ make_models.py's models, and their f16 twins, compiled with --training): the tra
 at several (T, B), with the kernels (RNN_CUDA_PERSISTENT=1, read at every call) and with
 the step loop (=0): every result of both against a float64 reference (torch.nn's module
 in float64 on the same 16-bit-rounded weights and inputs, through autograd), and the two
-paths against each other. Batches over the layout's (32 rows) and sequences under 32
-steps run the step loop on both sides (the fallback). Then one training step and one forward call timed
-on both paths at FlashRNN's grid (T = 1024, B = 16) and the sweep's shapes of that H, in
-3 alternating rounds of 10 calls (CUDA events, medians, min-max).
+paths against each other. The kernels split the batch into tiles, each on its own copy
+of the H / 16 blocks, as many as the SMs hold (2 at H = 1024 on an H100, 4 at 512, 1 at
+2048); batches whose tiles would need more than the layout's rows (32), and sequences
+under 32 steps, run the step loop on both sides (the fallback). Then one training step
+and one forward call timed at FlashRNN's grid (T = 1024, B = 16) and other shapes of
+that H, on the kernels with as many tiles as fit, on the kernels in one tile
+(RNN_CUDA_BATCH_TILES=1) and on the step loop, in 3 alternating rounds of 10 calls
+(CUDA events, medians, min-max).
 
     python3 bench/grid_kernels.py MODEL_DIR OUT_JSON
 """
@@ -28,10 +32,20 @@ sys.path.insert(0, HERE)
 from cuda_events import event_times  # noqa: E402
 from gpu_bench import CudaModel  # noqa: E402
 
-# (T, B): the kernels take T >= 32 and B <= 32; the last two run the fallback.
+# (T, B): the kernels take T >= 32 and tiles of up to 32 rows: B = 40 and 64 in two
+# tiles up to H = 1024, B = 100 in four at H = 512 (the fallback above); the last two
+# run the fallback everywhere.
 CHECK_SHAPES = [(32, 8), (40, 16), (33, 24), (64, 32), (35, 1), (36, 3), (34, 13),
-                (9, 16), (33, 40)]
-TIME_SHAPES = [(1024, 16), (100, 32), (100, 8), (300, 1), (100, 4)]
+                (33, 40), (34, 64), (32, 100), (9, 16), (33, 136)]
+TIME_SHAPES = [(1024, 16), (100, 64), (100, 32), (100, 8), (300, 1), (100, 4)]
+# The paths timed: the settings each reads at every call.
+MODES = {"kernel": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": ""},
+         "one_tile": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": "1"},
+         "loop": {"RNN_CUDA_PERSISTENT": "0", "RNN_CUDA_BATCH_TILES": ""}}
+
+
+def set_mode(mode):
+    os.environ.update(MODES[mode])
 # 16-bit inputs and weights, f32 accumulation: the product's rounding, relative to the
 # largest magnitude of each result.
 LIMIT = 2e-2
@@ -107,9 +121,9 @@ def check(path, kind, dtype, I, H):
         result_grads = [torch.randn(o.shape, device="cuda", generator=gen) for o in outs[:n]]
         results = {}
         for mode in ("1", "0"):
-            os.environ["RNN_CUDA_PERSISTENT"] = mode
+            set_mode("kernel" if mode == "1" else "loop")
             results[mode] = run(model, info, args, result_grads)
-        os.environ["RNN_CUDA_PERSISTENT"] = "1"
+        set_mode("kernel")
         ref = reference(kind, module, args, result_grads)
         err = {mode: max(rel(a, b) for a, b in zip(r, ref)) for mode, r in results.items()}
         between = max(rel(a, b) for a, b in zip(results["1"], results["0"]))
@@ -145,27 +159,26 @@ def time_model(path, kind, dtype, I, H):
         def forward():
             model(func, args, fwd_outs)
 
-        samples = {(what, mode): [] for what in ("train", "forward") for mode in "10"}
+        samples = {(what, mode): [] for what in ("train", "forward") for mode in MODES}
         for _ in range(3):
             for what, fn in (("train", train), ("forward", forward)):
-                for mode in "10":
-                    os.environ["RNN_CUDA_PERSISTENT"] = mode
+                for mode in MODES:
+                    set_mode(mode)
                     for _ in range(3):
                         fn()
                     torch.cuda.synchronize()
                     samples[(what, mode)] += event_times(fn, 10)
-        os.environ["RNN_CUDA_PERSISTENT"] = "1"
+        set_mode("kernel")
         row = {"model": os.path.basename(path), "T": T, "B": B}
         for (what, mode), s in samples.items():
-            key = f"{what}_{'kernel' if mode == '1' else 'loop'}"
-            row[f"{key}_ms"] = statistics.median(s)
-            row[f"{key}_range"] = [min(s), max(s)]
+            row[f"{what}_{mode}_ms"] = statistics.median(s)
+            row[f"{what}_{mode}_range"] = [min(s), max(s)]
         rows.append(row)
         print(f"{row['model']:28} T={T:5} B={B:3} | training step: kernel "
-              f"{row['train_kernel_ms']:8.3f} loop {row['train_loop_ms']:8.3f} "
-              f"({row['train_loop_ms'] / row['train_kernel_ms']:.2f}x) | forward: kernel "
-              f"{row['forward_kernel_ms']:8.3f} loop {row['forward_loop_ms']:8.3f} "
-              f"({row['forward_loop_ms'] / row['forward_kernel_ms']:.2f}x)", flush=True)
+              f"{row['train_kernel_ms']:8.3f} one tile {row['train_one_tile_ms']:8.3f} "
+              f"loop {row['train_loop_ms']:8.3f} | forward: kernel "
+              f"{row['forward_kernel_ms']:8.3f} one tile {row['forward_one_tile_ms']:8.3f} "
+              f"loop {row['forward_loop_ms']:8.3f}", flush=True)
     return rows
 
 

@@ -10,31 +10,54 @@
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @gru_like
 // CHECK-SAME: %[[XP:[a-z0-9]+]]: memref<?x?x6144xf32>, %[[U:[a-z0-9]+]]: memref<6144x2048xbf16>, %[[BIAS:[a-z0-9]+]]: memref<6144xf32>, %[[H:[a-z0-9]+]]: memref<?x2048xf32>, %[[YS:[a-z0-9]+]]: memref<?x?x2048xf32>, %[[S:[a-z0-9]+]]: memref<?x2048xbf16>, %[[T:[a-z0-9]+]]: index)
-// The staged vector's rows are the library's padded row apart (H + 8), so
-// that a block's rows of a batch tile are one bulk copy.
-// CHECK: %[[HBUF:.*]] = memref.alloc() : memref<2x32x2056xbf16>
-// CHECK: %[[COUNTER:.*]] = memref.alloc() : memref<1xi32>
-// The library's batch shapes: at most 32 rows (any number), and at least 32
-// steps (the kernel's set-up repaid).
+// The batch in tiles, each run by its own copy of the H / 16 blocks: as many
+// tiles as the runtime says the GPU holds, at most one per 8 rows, the rows
+// evened out in multiples of 8; a tile takes at most the layout's 32 rows,
+// and the sequence at least 32 steps (the kernel's set-up repaid).
+// CHECK: memref.alloc(%{{.*}}) : memref<?x6144xf32>
 // CHECK: %[[B:.*]] = memref.dim %[[S]], %{{.*}} : memref<?x2048xbf16>
-// CHECK: arith.cmpi ule, %[[B]], %c32
-// CHECK-NOT: arith.remui %[[B]]
-// CHECK: arith.cmpi sgt, %[[T]]
+// CHECK: %[[LIMIT:.*]] = call @rnn_cuda_persistent_batch_tiles(%c128_i32) : (i32) -> i32
+// CHECK: %[[LIMITX:.*]] = arith.index_cast %[[LIMIT]]
+// CHECK: %[[PER8:.*]] = arith.ceildivui %[[B]], %c8
+// CHECK: %[[FEWER:.*]] = arith.minui %[[LIMITX]], %[[PER8]]
+// CHECK: %[[WANTED:.*]] = arith.maxui %[[FEWER]], %c1
+// CHECK: %[[EVEN:.*]] = arith.ceildivui %[[B]], %[[WANTED]]
+// CHECK: %[[EIGHTS:.*]] = arith.ceildivui %[[EVEN]], %c8
+// CHECK: %[[ROUND:.*]] = arith.muli %[[EIGHTS]], %c8
+// CHECK: %[[ROWS:.*]] = arith.maxui %[[ROUND]], %c8
+// CHECK: arith.cmpi ugt, %[[B]], %c0
+// CHECK: arith.cmpi ule, %[[ROWS]], %c32
+// CHECK: %[[TILES:.*]] = arith.ceildivui %[[B]], %[[ROWS]]
 // CHECK: arith.cmpi sge, %[[T]], %c32
 // CHECK: %[[RAN:.*]] = scf.if %{{.*}} -> (i1) {
-// CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<1xi32>)
+// The staged vector's rows are the library's padded row apart (H + 8), so
+// that a block's rows of a batch tile are one bulk copy; a step counter per
+// tile.
+// CHECK:   %[[HBUF:.*]] = memref.alloc(%[[B]]) : memref<2x?x2056xbf16>
+// CHECK:   %[[COUNTER:.*]] = memref.alloc(%[[TILES]]) : memref<?xi32>
+// CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<?xi32>)
 // CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1] {{.*}} to memref<?x2048xbf16, strided<[2056, 1], offset: ?>>
 // CHECK:   memref.copy %[[S]], %[[FIRST]]
 // CHECK:   func.call @rnn_cuda_require_resident_next_launch()
-// CHECK:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks(%[[BX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c128{{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c156672_i32
+// CHECK:   gpu.launch clusters({{.*}}) in ({{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks(%[[BX:[a-z0-9]+]], %[[BY:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}} = %[[TILES]], {{.*}}) threads(%[[TX:[a-z0-9]+]], {{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c156672_i32
+// The block's tile: its first row and its rows.
+// CHECK:     %[[ROW0:.*]] = arith.muli %[[BY]], %[[ROWS]]
+// CHECK:     %[[LEFT:.*]] = arith.subi %[[B]], %[[ROW0]]
+// CHECK:     %[[TB:.*]] = arith.minui %[[ROWS]], %[[LEFT]]
 // CHECK:     %[[FRAGMENTS:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK:     func.call @rnn_persistent_fwd_g3_h2048_begin(%{{.*}}, %[[FRAGMENTS]], %c2048_i32)
+// CHECK:     %[[BY64:.*]] = arith.index_cast %[[BY]] : index to i64
+// CHECK:     %[[MYCOUNTER:.*]] = llvm.getelementptr %{{.*}}[%[[BY64]]] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+// CHECK:     %[[B32:.*]] = arith.index_cast %[[TB]] : index to i32
 // CHECK:     scf.for %[[STEP:.*]] = %{{.*}} to %[[T]]
-// h_{t-1} is half (t % 2) of the buffer: 32 rows of 2056 values each.
+// h_{t-1} is the tile's rows of half (t % 2) of the buffer: B rows of 2056
+// values each.
 // CHECK:       %[[PARITY:.*]] = arith.remui %[[STEP]], %c2
-// CHECK:       %[[HALF:.*]] = arith.muli %[[PARITY]], %c65792
-// CHECK:       %[[HALF64:.*]] = arith.index_cast %[[HALF]] : index to i64
-// CHECK:       %[[PREVIOUS:.*]] = llvm.getelementptr %{{.*}}[%[[HALF64]]]
+// CHECK:       %[[HALF:.*]] = arith.muli %[[PARITY]], %[[B]]
+// CHECK:       %[[AT:.*]] = arith.addi %[[HALF]], %[[ROW0]]
+// CHECK:       %[[ATE:.*]] = arith.muli %[[AT]], %c2056
+// CHECK:       %[[ATE64:.*]] = arith.index_cast %[[ATE]] : index to i64
+// CHECK:       %[[PREVIOUS:.*]] = llvm.getelementptr %{{.*}}[%[[ATE64]]]
 // The library's wait and the start of the staging, then what the step reads
 // besides the product (its projection row, rebuilt from the step index, and
 // the f32 state the group carries through memory; not the bias, the same
@@ -43,8 +66,9 @@
 // product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
 // CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32:.*]], %[[PREVIOUS]], %{{.*}})
-// CHECK:       scf.for
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]])
+// CHECK:       %[[TE:.*]] = arith.muli %[[TB]], %c16
+// CHECK:       scf.for %{{.*}} = %[[TX]] to %[[TE]] step %c384
 // CHECK:         memref.extract_strided_metadata %{{.*}} : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
 // CHECK:         func.call @rnn_persistent_prefetch_l1(
 // CHECK-NOT:     memref.extract_strided_metadata %{{.*}} : memref<2048xf32, strided<[1], offset: 4096>>
@@ -54,23 +78,28 @@
 // CHECK:       func.call @rnn_persistent_fwd_g3_h2048_multiply(%[[S32]], %[[B32]], %[[FRAGMENTS]])
 // CHECK:       scf.for %[[E:.*]] = %[[TX]] to %{{.*}} step %c384
 // CHECK:         %[[UNIT:.*]] = arith.remui %[[E]], %c16
-// CHECK:         %[[R:.*]] = arith.divui %[[E]], %c16
+// CHECK:         %[[LOCAL:.*]] = arith.divui %[[E]], %c16
 // CHECK:         %[[J:.*]] = arith.addi %{{.*}}, %[[UNIT]]
+// CHECK:         %[[R:.*]] = arith.addi %[[ROW0]], %[[LOCAL]]
 // CHECK-DAG:     memref.load %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
 // CHECK-DAG:     memref.load %{{.*}}[%[[J]]] : memref<2048xf32, strided<[1], offset: 4096>>
-// CHECK-DAG:     func.call @rnn_persistent_fwd_g3_h2048_sum(%{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32) -> f32
+// The library's sums are by the row in the tile.
+// CHECK-DAG:     %[[LOCAL32:.*]] = arith.index_cast %[[LOCAL]] : index to i32
+// CHECK-DAG:     func.call @rnn_persistent_fwd_g3_h2048_sum(%{{.*}}, %[[LOCAL32]], %{{.*}}) : (i32, i32, i32) -> f32
 // The cell's f32 tanh by the library's approximation.
 // CHECK-NOT:     math.tanh
 // CHECK:         func.call @rnn_persistent_tanh(%{{.*}}) : (f32) -> f32
 // The new state goes to the other half of the double buffer.
-// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x32x2056xbf16>
+// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x?x2056xbf16>
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]])
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
 // S is not the loop's own scratch (here an argument the caller reads): its
 // last value comes back from the buffer.
 // CHECK:   scf.if
 // CHECK:     memref.copy %{{.*}}, %[[S]]
+// CHECK:   memref.dealloc %[[HBUF]]
+// CHECK:   memref.dealloc %[[COUNTER]]
 // CHECK: } else {
 // CHECK:   scf.yield %false
 // CHECK: %[[NOT:.*]] = arith.xori %[[RAN]], %true
@@ -78,8 +107,6 @@
 // CHECK:   scf.for
 // CHECK:     linalg.fill
 // CHECK:     linalg.generic {{.*}} attrs = {rnn.gemm_weight_layout = 0 : i32}
-// CHECK: memref.dealloc %[[HBUF]]
-// CHECK: memref.dealloc %[[COUNTER]]
 // CHECK: call @use(%[[S]])
 func.func @gru_like(%xp: memref<?x?x6144xf32>, %u: memref<6144x2048xbf16>,
                     %bias: memref<6144xf32>, %h: memref<?x2048xf32>,

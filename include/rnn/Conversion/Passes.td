@@ -326,6 +326,15 @@ def ConvertStepLoopsToPersistentKernels
     apart, so that a block stages a batch tile in one bulk copy) and copied
     back after the kernel when it is read later.
 
+    The batch runs in tiles, each on its own copy of the blocks (the
+    launch's y dimension, its own step counter and rows of the staged
+    buffers; the tiles never wait for each other): as many tiles as the
+    GPU holds copies of the grid (`rnn_cuda_persistent_batch_tiles`, the
+    runtime's count of SMs over the blocks), or one per 8 rows where the
+    batch has fewer, the rows evened out in multiples of 8. A batch whose
+    tiles would need more rows than the layout stages (32, fewer where the
+    staged vector is wide) runs the fallback.
+
     A derived backward's step loop (`rnn-differentiate`: one adjoint group
     that reads the state gradient S and writes the G gate windows of P
     [B, G*H], then the transposed product `S = P x U`, over a zero fill of S
@@ -334,8 +343,8 @@ def ConvertStepLoopsToPersistentKernels
     runs the group for them (S from the library's sums after the first
     step), writes each gate gradient also into half t % 2 of a
     [2, B, G*H] buffer of P's type (rows padded by 8), and the library's
-    product of that half gives the next step's S; after the last step S is
-    stored.
+    product of its tile's rows of that half gives the next step's S; after
+    the last step S is stored.
 
     The data movement and the products come from the device library
     (lib/DeviceLibrary), which `gpu-module-to-binary` links; the kernels
@@ -348,9 +357,9 @@ def ConvertStepLoopsToPersistentKernels
     fallback branch of a block kernel (convert-step-loops-to-block-kernels)
     qualifies too: the grid-wide kernel then takes the batches the block
     kernels leave. The loop stays, in an `scf.if`, and runs instead when the
-    batch is above the layout's largest (32, fewer where the staged vector
-    is wide), when the sequence has fewer than 32 steps (the kernel's set-up
-    would not pay), or when the runtime refuses the
+    batch's tiles would be above the layout's rows, when the sequence has
+    fewer than 32 steps (the kernel's set-up would not pay), or when the
+    runtime refuses the
     launch because the device cannot hold all blocks at once
     (`rnn_cuda_require_resident_next_launch`,
     `rnn_cuda_take_refused_launch`). Loops of any other form, and layouts

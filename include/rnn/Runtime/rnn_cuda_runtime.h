@@ -112,6 +112,16 @@ void rnn_cuda_lanes_join(void);
  * rnn_cuda_take_refused_launch() returns 1, after which the code compiled
  * by rnn-compile runs the recurrence step by step instead. */
 void rnn_cuda_require_resident_next_launch(void);
+/* How many batch tiles a grid-wide persistent kernel of `blocks_per_tile`
+ * blocks (one a multiprocessor; the tiles' blocks never wait for each
+ * other) may run side by side: the device's multiprocessors over
+ * blocks_per_tile, at least 1, at most RNN_CUDA_BATCH_TILES where that is
+ * a positive number (read at the start of every model call; graphs
+ * captured under each value are kept apart). The code compiled by
+ * rnn-compile splits the batch into that many tiles, or fewer where the
+ * batch has fewer rows; whether they all fit at once is still checked at
+ * the launch. */
+int32_t rnn_cuda_persistent_batch_tiles(int32_t blocks_per_tile);
 /* 1 if the launch marked by rnn_cuda_require_resident_next_launch was
  * refused (and clears it), else 0. */
 int32_t rnn_cuda_take_refused_launch(void);

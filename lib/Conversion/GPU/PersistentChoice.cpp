@@ -39,8 +39,10 @@ static std::string withGridKernel(const std::string &block, bool grid,
                  ", "
            : std::string()) +
       std::to_string(layout.blocks) + " blocks of " +
-      std::to_string(layout.threads) + " threads) for B up to " +
-      std::to_string(layout.maxBatch) + " and T of at least " +
+      std::to_string(layout.threads) +
+      " threads, a copy of them per batch tile of up to " +
+      std::to_string(layout.maxBatch) +
+      " rows, as many tiles as the GPU's SMs hold) for T of at least " +
       std::to_string(persistent::kMinSteps);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))

@@ -50,6 +50,7 @@ namespace {
 constexpr llvm::StringLiteral kRequireResident =
     "rnn_cuda_require_resident_next_launch";
 constexpr llvm::StringLiteral kTakeRefused = "rnn_cuda_take_refused_launch";
+constexpr llvm::StringLiteral kBatchTiles = "rnn_cuda_persistent_batch_tiles";
 constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 constexpr llvm::StringLiteral kTanh = "rnn_persistent_tanh";
 
@@ -146,18 +147,47 @@ protected:
                    arith::ConstantIntOp::create(b, loc, hidden, 32)});
   }
 
+  /// The block's batch tile (launch.y of `tiles` tiles of `tileRows` rows;
+  /// the last may have fewer): its first row and its rows.
+  void setTile(gpu::LaunchOp launch, Value batch, Value tileRows) {
+    tile = launch.getBlockIds().y;
+    firstRow = arith::MulIOp::create(b, loc, tile, tileRows);
+    tileBatch = arith::MinUIOp::create(
+        b, loc, tileRows, arith::SubIOp::create(b, loc, batch, firstRow));
+  }
+
   /// A loop over the block's elements p = `thread`, `thread` + threads, ...
-  /// below `elements` ([B, 16]), skipping the padding units, whose body
-  /// `fn` builds for (unit, row, column).
-  void forEachElement(Value thread, Value elements, Value block,
-                      function_ref<void(Value, Value, Value)> fn) {
+  /// of its tile's [rows, 16], skipping the padding units, whose body `fn`
+  /// builds for (unit, the row in the tile, the row in the batch, column).
+  void forEachElement(Value thread, Value block,
+                      function_ref<void(Value, Value, Value, Value)> fn) {
+    Value elements = arith::MulIOp::create(
+        b, loc, tileBatch, constant(persistent::kUnitsPerBlock));
     auto loop =
         scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    auto [unit, row, column] = element(loop.getInductionVar(), block);
+    auto [unit, tileRow, column] = element(loop.getInductionVar(), block);
     skipPadding(column);
-    fn(unit, row, column);
+    fn(unit, tileRow, arith::AddIOp::create(b, loc, firstRow, tileRow), column);
+  }
+
+  /// The tile's step counter: element `tile` of `counter`.
+  Value tileCounter(Value counter) {
+    return LLVM::GEPOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI32Type(),
+        pointerTo(counter),
+        ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), tile)});
+  }
+
+  /// The tile's rows of half `parity` of the staged vector's double buffer
+  /// ([2, B, the layout's row stride]) at `base`.
+  Value stagedRows(Value base, Value batch, Value parity) {
+    Value rowElements =
+        constant(persistent::stagedRowElements(layout.stagedWidth));
+    Value row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, parity, batch), firstRow);
+    return offset16(base, arith::MulIOp::create(b, loc, row, rowElements));
   }
 
   /// The group's body for one element: each block argument it reads bound
@@ -245,11 +275,6 @@ protected:
     }
   }
 
-  /// Elements of one half of the staged vector's double buffer.
-  int64_t halfElements() const {
-    return layout.maxBatch * persistent::stagedRowElements(layout.stagedWidth);
-  }
-
   Value constant(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   }
@@ -323,6 +348,8 @@ protected:
   linalg::GenericOp pw;
   OpBuilder &b;
   Location loc;
+  /// This block's batch tile (setTile): its index, first row and rows.
+  Value tile, firstRow, tileBatch;
 };
 
 /// The forward's kernel: per step the library's product of h_{t-1}, then
@@ -338,14 +365,15 @@ public:
   /// Fills the body of `launch`: the library's set-up, then per step its
   /// product, the cell's pointwise step for this block's units, and the
   /// release.
-  void build(gpu::LaunchOp launch, Value steps, Value batch, Value hBuffer,
-             Value counter) {
+  void build(gpu::LaunchOp launch, Value steps, Value batch, Value tileRows,
+             Value hBuffer, Value counter) {
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
+    setTile(launch, batch, tileRows);
     Value weights = fragments();
     begin(r.weight, weights);
-    Value hBase = pointerTo(hBuffer), counterPtr = pointerTo(counter);
-    Value batch32 = toI32(batch);
+    Value hBase = pointerTo(hBuffer), counterPtr = tileCounter(counter);
+    Value batch32 = toI32(tileBatch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
     auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1);
     OpBuilder::InsertionGuard guard(b);
@@ -353,15 +381,9 @@ public:
     Value step = stepLoop.getInductionVar();
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
-    Value previous = offset16(
-        hBase, arith::MulIOp::create(b, loc, parity, constant(halfElements())));
+    Value previous = stagedRows(hBase, batch, parity);
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
-
-    // Thread t takes (row, unit) = divmod(p, units) for p = t, t + threads,
-    // ...
-    Value elements = arith::MulIOp::create(
-        b, loc, batch, constant(persistent::kUnitsPerBlock));
 
     // What the step reads besides the product (its projection, c, and the
     // biases where registers allow) does not depend on it: into L1 while
@@ -369,23 +391,22 @@ public:
     // acquire empties L1.
     Value step32 = toI32(step);
     call("stage", {step32, batch32, previous, counterPtr});
-    forEachElement(
-        thread, elements, block, [&](Value, Value row, Value column) {
-          prefetchInputs(views, row, column, [&](OpOperand &operand) {
-            bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-            return operand.get() != r.state && (!gate || r.accumulates);
-          });
-        });
+    forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
+      prefetchInputs(views, row, column, [&](OpOperand &operand) {
+        bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
+        return operand.get() != r.state && (!gate || r.accumulates);
+      });
+    });
     call("multiply", {step32, batch32, weights});
 
     forEachElement(
-        thread, elements, block, [&](Value unit, Value row, Value column) {
+        thread, block, [&](Value unit, Value tileRow, Value row, Value column) {
           cloneGroup(
               [&](OpOperand &operand) -> Value {
                 if (std::optional<int64_t> gate =
                         r.gateOfOperand[operand.getOperandNumber()]) {
-                  Value sum = call("sum", {toI32(constant(*gate)), toI32(row),
-                                           toI32(unit)})
+                  Value sum = call("sum", {toI32(constant(*gate)),
+                                           toI32(tileRow), toI32(unit)})
                                   .getResult(0);
                   if (!r.accumulates)
                     return sum;
@@ -436,23 +457,22 @@ public:
                               r.loop, r.pointwise, b, loc),
         r(r) {}
 
-  void build(gpu::LaunchOp launch, Value steps, Value batch,
+  void build(gpu::LaunchOp launch, Value steps, Value batch, Value tileRows,
              Value gradientBuffer, Value counter) {
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
+    setTile(launch, batch, tileRows);
     Value weights = fragments();
     begin(r.weight, weights);
-    Value base = pointerTo(gradientBuffer), counterPtr = pointerTo(counter);
-    Value batch32 = toI32(batch);
+    Value base = pointerTo(gradientBuffer), counterPtr = tileCounter(counter);
+    Value batch32 = toI32(tileBatch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
-    Value elements = arith::MulIOp::create(
-        b, loc, batch, constant(persistent::kUnitsPerBlock));
     llvm::SetVector<Operation *> needed = rnn::opsNeededByGroup(r);
     Value last = arith::SubIOp::create(b, loc, steps, c1);
     // The state gradient this element starts a step from: S as the loop
     // found it at the first step; then the product's sum (onto what the
     // group wrote into S where the product accumulates).
-    auto stateGradient = [&](Value first, Value unit, Value row,
+    auto stateGradient = [&](Value first, Value unit, Value tileRow, Value row,
                              Value column) -> Value {
       auto choice = scf::IfOp::create(b, loc, TypeRange{b.getF32Type()}, first,
                                       /*withElseRegion=*/true);
@@ -463,7 +483,7 @@ public:
                                b, loc, r.state, ValueRange{row, column})});
       b.setInsertionPointToStart(&choice.getElseRegion().front());
       Value sum =
-          call("sum", {toI32(c0), toI32(row), toI32(unit)}).getResult(0);
+          call("sum", {toI32(c0), toI32(tileRow), toI32(unit)}).getResult(0);
       if (r.accumulates)
         sum = arith::AddFOp::create(
             b, loc,
@@ -484,13 +504,14 @@ public:
       IRMapping views = viewsFor(step, needed);
 
       forEachElement(
-          thread, elements, block, [&](Value unit, Value row, Value column) {
+          thread, block,
+          [&](Value unit, Value tileRow, Value row, Value column) {
             cloneGroup(
                 // (An init the body reads holds what the loop's last step
                 // left there: the kernel writes every init as the loop does.)
                 [&](OpOperand &operand) -> Value {
                   if (operand.get() == r.state)
-                    return stateGradient(first, unit, row, column);
+                    return stateGradient(first, unit, tileRow, row, column);
                   return memref::LoadOp::create(
                       b, loc, views.lookupOrDefault(operand.get()),
                       indices(pw.getMatchingIndexingMap(&operand), row,
@@ -517,9 +538,7 @@ public:
                 });
           });
       call("release", {counterPtr});
-      Value staged =
-          offset16(base, arith::MulIOp::create(b, loc, parity,
-                                               constant(halfElements())));
+      Value staged = stagedRows(base, batch, parity);
       Value step32 = toI32(step);
       call("stage", {toI32(arith::AddIOp::create(b, loc, step, c1)), batch32,
                      staged, counterPtr});
@@ -529,22 +548,21 @@ public:
       Value next = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, step, c1), last);
       IRMapping nextViews = viewsFor(next, needed);
-      forEachElement(
-          thread, elements, block, [&](Value, Value row, Value column) {
-            prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
-              return operand.get() != r.state;
-            });
-          });
+      forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
+        prefetchInputs(nextViews, row, column, [&](OpOperand &operand) {
+          return operand.get() != r.state;
+        });
+      });
       call("multiply", {step32, batch32, weights});
     }
     // S after the loop: the last step's product.
     forEachElement(
-        thread, elements, block, [&](Value unit, Value row, Value column) {
+        thread, block, [&](Value unit, Value tileRow, Value row, Value column) {
           Value notFirst =
               arith::ConstantIntOp::create(b, loc, b.getI1Type(), 0);
-          memref::StoreOp::create(b, loc,
-                                  stateGradient(notFirst, unit, row, column),
-                                  r.state, ValueRange{row, column});
+          memref::StoreOp::create(
+              b, loc, stateGradient(notFirst, unit, tileRow, row, column),
+              r.state, ValueRange{row, column});
         });
   }
 
@@ -611,25 +629,68 @@ static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
 }
 
 /// The buffers a grid-wide kernel shares between its blocks: the staged
-/// vector's double buffer ([2, rows, the layout's row stride]) and the step
-/// counter.
+/// vector's double buffer ([2, B, the layout's row stride]) and a step
+/// counter per batch tile.
 struct GridBuffers {
   Value staged, counter;
 };
 
+/// How the batch is split: `tiles` tiles of `tileRows` rows (the last may
+/// have fewer), each run by its own copy of the layout's blocks (launch.y).
+/// The tiles never wait for each other, so a batch runs on as many of the
+/// GPU's multiprocessors as it has rows for: the runtime says how many
+/// copies of the grid the device holds (rnn_cuda_persistent_batch_tiles),
+/// and the batch is spread over that many tiles, or over one per 8 rows
+/// (the mma's n) where it has fewer, the rows evened out in multiples of 8.
+/// It fits when its tiles need at most the layout's rows.
+struct BatchTiles {
+  Value tiles, tileRows, fits;
+};
+
+static BatchTiles splitBatch(OpBuilder &b, Location loc, Value batch,
+                             const persistent::Layout &layout) {
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto ceilDiv = [&](Value x, Value y) -> Value {
+    return arith::CeilDivUIOp::create(b, loc, x, y);
+  };
+  Value limit = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      func::CallOp::create(
+          b, loc, kBatchTiles, TypeRange{b.getI32Type()},
+          ValueRange{arith::ConstantIntOp::create(b, loc, layout.blocks, 32)})
+          .getResult(0));
+  Value eight = index(persistent::kBatchTile);
+  Value tiles = arith::MaxUIOp::create(
+      b, loc, arith::MinUIOp::create(b, loc, limit, ceilDiv(batch, eight)),
+      index(1));
+  Value tileRows = arith::MaxUIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, ceilDiv(ceilDiv(batch, tiles), eight),
+                            eight),
+      eight);
+  Value fits = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, batch, index(0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, tileRows,
+                            index(layout.maxBatch)));
+  return {ceilDiv(batch, tileRows), tileRows, fits};
+}
+
 /// Runs `loop`, a recurrence of `gates` gates and `hidden` units in
 /// `direction` whose product multiplies `elementType`, as the grid-wide
-/// kernel of its layout for batches of up to the layout's rows (B: `state`'s
-/// rows) and sequences of at least kMinSteps, keeping the loop as the
-/// fallback. The buffers (the staged vector's, zeroed where the layout pads
-/// H, and the counter) live beside the loop; `prepare` writes what else the
-/// kernel reads before the launch, `buildBody` the kernel, `finish` what
-/// follows a launch that ran.
+/// kernel of its layout, one copy of its blocks per batch tile
+/// (splitBatch), for sequences of at least kMinSteps, keeping the loop as
+/// the fallback. The buffers (the staged vector's, zeroed where the layout
+/// pads H, and the counters) are allocated for the launch; `prepare` writes
+/// what else the kernel reads before it, `buildBody` the kernel (B, the
+/// rows of a tile), `finish` what follows a launch that ran.
 static void rewriteAsGridKernel(
     persistent::Direction direction, Type elementType, int64_t gates,
     int64_t hidden, scf::ForOp loop, Value state,
     function_ref<void(OpBuilder &, Value batch, const GridBuffers &)> prepare,
-    function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch,
+    function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch, Value tileRows,
                       const GridBuffers &)>
         buildBody,
     function_ref<void(OpBuilder &, const GridBuffers &)> finish) {
@@ -638,27 +699,27 @@ static void rewriteAsGridKernel(
   declareEntryPoints(module, direction, elementType, gates, hidden);
   const int64_t padded = persistent::paddedHidden(hidden);
   persistent::Layout layout = persistent::layoutFor(direction, gates, padded);
-  auto stagedType = MemRefType::get(
-      {2, layout.maxBatch, persistent::stagedRowElements(layout.stagedWidth)},
-      elementType);
+  auto stagedType =
+      MemRefType::get({2, ShapedType::kDynamic,
+                       persistent::stagedRowElements(layout.stagedWidth)},
+                      elementType);
   declareFunction(module, kRequireResident, FunctionType::get(ctx, {}, {}));
   declareFunction(module, kTakeRefused,
                   FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
+  declareFunction(module, kBatchTiles,
+                  FunctionType::get(ctx, {IntegerType::get(ctx, 32)},
+                                    {IntegerType::get(ctx, 32)}));
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  GridBuffers buffers{
-      memref::AllocOp::create(b, loc, stagedType),
-      memref::AllocOp::create(b, loc, MemRefType::get({1}, b.getI32Type()))};
-  // The library's shapes: a batch of up to the layout's rows; a sequence
-  // long enough to repay the kernel's set-up.
-  Value batch;
-  Value fits = rnn::buildBatchGuard(b, loop, state, layout.maxBatch,
-                                    /*batchMultiple=*/1, batch);
-  fits = arith::AndIOp::create(
-      b, loc, fits,
+  // The library's shapes: tiles of up to the layout's rows; a sequence long
+  // enough to repay the kernel's set-up.
+  Value batch = memref::DimOp::create(b, loc, state, 0);
+  BatchTiles split = splitBatch(b, loc, batch, layout);
+  Value fits = arith::AndIOp::create(
+      b, loc, split.fits,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                             loop.getUpperBound(),
                             index(persistent::kMinSteps)));
@@ -667,6 +728,11 @@ static void rewriteAsGridKernel(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&attempt.getThenRegion().front());
+    GridBuffers buffers{
+        memref::AllocOp::create(b, loc, stagedType, ValueRange{batch}),
+        memref::AllocOp::create(
+            b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+            ValueRange{split.tiles})};
     linalg::FillOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
         ValueRange{buffers.counter});
@@ -675,8 +741,8 @@ static void rewriteAsGridKernel(
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
     Value one = index(1);
     auto launch = gpu::LaunchOp::create(
-        b, loc, index(layout.blocks), one, one, index(layout.threads), one, one,
-        arith::ConstantIntOp::create(b, loc, layout.sharedBytes, 32),
+        b, loc, index(layout.blocks), split.tiles, one, index(layout.threads),
+        one, one, arith::ConstantIntOp::create(b, loc, layout.sharedBytes, 32),
         /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
         /*workgroupAttributions=*/{}, /*privateAttributions=*/{},
         index(persistent::kClusterSize), one, one);
@@ -688,7 +754,7 @@ static void rewriteAsGridKernel(
     {
       OpBuilder::InsertionGuard inKernel(b);
       b.setInsertionPointToStart(&kernelBody);
-      buildBody(b, launch, batch, buffers);
+      buildBody(b, launch, batch, split.tileRows, buffers);
       gpu::TerminatorOp::create(b, loc);
     }
     Value refused =
@@ -704,6 +770,8 @@ static void rewriteAsGridKernel(
       b.setInsertionPointToStart(&after.getThenRegion().front());
       finish(b, buffers);
     }
+    memref::DeallocOp::create(b, loc, buffers.staged);
+    memref::DeallocOp::create(b, loc, buffers.counter);
     scf::YieldOp::create(b, loc, ran);
     b.setInsertionPointToStart(&attempt.getElseRegion().front());
     scf::YieldOp::create(
@@ -716,9 +784,6 @@ static void rewriteAsGridKernel(
       arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
   auto fallback = scf::IfOp::create(b, loc, notRan, /*withElseRegion=*/false);
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
-  b.setInsertionPointAfter(fallback);
-  memref::DeallocOp::create(b, loc, buffers.staged);
-  memref::DeallocOp::create(b, loc, buffers.counter);
 }
 
 static void rewrite(const StepRecurrence &r) {
@@ -728,8 +793,8 @@ static void rewrite(const StepRecurrence &r) {
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // h_{t-1} and h_t alternate between the two halves of the staged buffer
-  // (rows for the largest batch, the layout's columns and 8 of padding):
-  // every block reads all of h_{t-1} while the others write h_t.
+  // (B rows of the layout's columns and 8 of padding): every block reads
+  // its tile's rows of h_{t-1} while the others write h_t.
   Value batch;
   // Half `which` of the buffer as [B, H] (rows: the layout's stride).
   auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
@@ -753,10 +818,10 @@ static void rewrite(const StepRecurrence &r) {
             b, loc, r.state,
             half(b, buffers.staged, arith::ConstantIndexOp::create(b, loc, 0)));
       },
-      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows,
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
-        KernelBuilder(r, b, loc).build(launch, steps, rows, buffers.staged,
-                                       buffers.counter);
+        KernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,
+                                       buffers.staged, buffers.counter);
       },
       [&](OpBuilder &b, const GridBuffers &buffers) {
         if (copyBack)
@@ -775,15 +840,14 @@ static void rewrite(const rnn::AdjointRecurrence &r) {
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
   // The step's gate gradients as the product stages them: step t's in half
-  // t % 2 (rows for the largest batch, G times the layout's H and 8 of
-  // padding), which the other blocks read while this one writes the next
-  // step's.
+  // t % 2 (B rows of G times the layout's H and 8 of padding), which the
+  // other blocks of the tile read while this one writes the next step's.
   rewriteAsGridKernel(
       persistent::Direction::Backward, r.gradientElementType(), r.gates,
       r.hidden, loop, r.state, [](OpBuilder &, Value, const GridBuffers &) {},
-      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows,
+      [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
-        AdjointKernelBuilder(r, b, loc).build(launch, steps, rows,
+        AdjointKernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,
                                               buffers.staged, buffers.counter);
       },
       [](OpBuilder &, const GridBuffers &) {});

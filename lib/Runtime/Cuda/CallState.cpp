@@ -32,6 +32,7 @@ thread_local bool gemvThisCall = true;
 thread_local bool preloadedThisCall = true;
 thread_local bool persistentThisCall = true;
 thread_local bool lanesThisCall = true;
+thread_local int batchTilesThisCall = 0;
 thread_local long long pinnedWorkspaceThisCall = -1;
 thread_local int pinnedCandidateThisCall = kTunedCandidate;
 thread_local int gemmCandidateThisCall = -1;
@@ -87,6 +88,16 @@ long long rnn::cuda::pinnedCublasWorkspaceBytes() {
   return *end == '\0' && mib >= 0 && mib <= (1 << 20) ? mib << 20 : -1;
 }
 
+int rnn::cuda::batchTilesSetting() {
+  const char *value = getenv("RNN_CUDA_BATCH_TILES");
+  if (!value || !*value)
+    return 0;
+  char *end = nullptr;
+  long tiles = std::strtol(value, &end, 10);
+  return *end == '\0' && tiles > 0 && tiles <= 1024 ? static_cast<int>(tiles)
+                                                    : 0;
+}
+
 int rnn::cuda::pinnedGemmCandidate() {
   const char *value = getenv("RNN_CUDA_GEMM_CANDIDATE");
   if (!value || !*value)
@@ -111,6 +122,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   preloadedThisCall = settingOn("RNN_CUDA_PRELOADED_GEMM");
   persistentThisCall = settingOn("RNN_CUDA_PERSISTENT");
   lanesThisCall = settingOn("RNN_CUDA_LANES");
+  batchTilesThisCall = batchTilesSetting();
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);

@@ -76,7 +76,9 @@ bool settingOn(const char *variable);
 /// recurrences run step by step (rnn_cuda_require_resident_next_launch);
 /// RNN_CUDA_GRAPHS=0 runs every call directly, kernel by kernel;
 /// RNN_CUDA_LANES=0 issues a layer wavefront's lanes on the call's stream,
-/// in order (StreamLanes.h).
+/// in order (StreamLanes.h); RNN_CUDA_BATCH_TILES=N (a positive number)
+/// runs a grid-wide persistent kernel's batch in at most N tiles
+/// (rnn_cuda_persistent_batch_tiles; unset, as many as the SMs hold).
 RNN_CONSTANT_INIT extern thread_local bool graphsThisCall;
 RNN_CONSTANT_INIT extern thread_local bool overlapThisCall;
 RNN_CONSTANT_INIT extern thread_local bool packedThisCall;
@@ -84,6 +86,9 @@ RNN_CONSTANT_INIT extern thread_local bool gemvThisCall;
 RNN_CONSTANT_INIT extern thread_local bool preloadedThisCall;
 RNN_CONSTANT_INIT extern thread_local bool persistentThisCall;
 RNN_CONSTANT_INIT extern thread_local bool lanesThisCall;
+/// RNN_CUDA_BATCH_TILES for this call, 0 where unset (no limit).
+RNN_CONSTANT_INIT extern thread_local int batchTilesThisCall;
+int batchTilesSetting();
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
 /// (12.2 and later) allocates the workspace of a split-K GEMM from the

@@ -15,6 +15,7 @@
 #include "CallState.h"
 #include "CudaErrors.h"
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 
@@ -166,6 +167,19 @@ RNN_EXPORT void rnn_cuda_require_resident_next_launch() {
 
 RNN_EXPORT int32_t rnn_cuda_persistent_enabled() {
   return persistentThisCall ? 1 : 0;
+}
+
+RNN_EXPORT int32_t rnn_cuda_persistent_batch_tiles(int32_t blocksPerTile) {
+  CUdevice device;
+  int multiprocessors = 0;
+  if (blocksPerTile <= 0 || !ensureContext() ||
+      cuCtxGetDevice(&device) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&multiprocessors,
+                           CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                           device) != CUDA_SUCCESS)
+    return 1;
+  int tiles = std::max(multiprocessors / blocksPerTile, 1);
+  return batchTilesThisCall > 0 ? std::min(tiles, batchTilesThisCall) : tiles;
 }
 
 RNN_EXPORT int32_t rnn_cuda_take_refused_launch() {
