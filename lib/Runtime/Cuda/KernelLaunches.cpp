@@ -14,6 +14,7 @@
 
 #include "CallState.h"
 #include "CudaErrors.h"
+#include "StreamLanes.h"
 
 #include <algorithm>
 #include <mutex>
@@ -170,6 +171,11 @@ RNN_EXPORT int32_t rnn_cuda_persistent_enabled() {
 }
 
 RNN_EXPORT int32_t rnn_cuda_persistent_batch_tiles(int32_t blocksPerTile) {
+  // A lane of a wavefront runs beside others (a bidirectional layer's two
+  // directions, a stack's layers), whose kernels would then wait for each
+  // other's SMs: one tile each, as they ran side by side before tiles.
+  if (isLaneStream(currentStream))
+    return 1;
   CUdevice device;
   int multiprocessors = 0;
   if (blocksPerTile <= 0 || !ensureContext() ||
