@@ -1,6 +1,7 @@
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels --split-input-file | FileCheck %s
 // RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-shared-bytes=128 --split-input-file | FileCheck %s --check-prefix=SMALL
-// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=8 --split-input-file | FileCheck %s --check-prefix=CLUSTER
+// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=2 --split-input-file | FileCheck %s --check-prefix=CLUSTER
+// RUN: rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=8 --split-input-file | FileCheck %s --check-prefix=COST
 // RUN: not rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=32 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CLUSTER
 // RUN: not rnn-opt %s --convert-step-loops-to-block-kernels=max-cluster-size=12 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-CLUSTER
 // BAD-CLUSTER: error: convert-step-loops-to-block-kernels: max-cluster-size must be a power of two from 1 to 16, got {{32|12}}
@@ -297,12 +298,17 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 
 // A head's weights beyond one block (f32, H = 256: 256 KiB, and 1024
 // threads cannot hold them in registers): the loop stays as it is. With
-// clusters (sm_90), two blocks share the head, each holding 128 units'
-// weights in shared memory (8 lanes a unit of 32 inputs, 1024 threads), all
-// of h_{t-1} staged in each; a unit's first lane stores its new h into both
-// blocks' staged vectors (mapa + st.async), whose bytes complete the
-// target block's mbarrier of that half: a block waits for the whole vector
-// on its mbarrier, not for the other blocks at a barrier.
+// clusters of up to 2 (sm_90), two blocks share the head, each holding 128
+// units' weights in shared memory (8 lanes a unit of 32 inputs, 1024
+// threads), all of h_{t-1} staged in each; a unit's first lane stores its
+// new h into both blocks' staged vectors (mapa + st.async), whose bytes
+// complete the target block's mbarrier of that half: a block waits for the
+// whole vector on its mbarrier, not for the other blocks at a barrier.
+// With clusters of up to 8, the cost model's shortest step is clusters of
+// 4 (64 units a block, 16 lanes a unit of 16 inputs, the weights in
+// registers) for the batches whose blocks all fit at once, then smaller
+// blocks of the same clusters for larger batches: the plans of every
+// cluster size compete, not only those of the smallest that fits.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -310,6 +316,11 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // CHECK-LABEL: func.func @too_large
 // CHECK-NOT: gpu.launch
 // CHECK: scf.for
+// COST-LABEL: func.func @too_large
+// COST: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}) blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c1024{{.*}}) dynamic_shared_memory_size %c2064_i32
+// COST: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}) blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c2064_i32
+// COST-NOT: gpu.launch
+// COST: return
 // CLUSTER-LABEL: func.func @too_large
 // CLUSTER-SAME: %[[U:[a-z0-9]+]]: memref<256x256xf32>, %[[S:[a-z0-9]+]]: memref<?x256xf32>
 // CLUSTER: call @rnn_cuda_persistent_enabled

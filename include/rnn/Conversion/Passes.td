@@ -407,7 +407,11 @@ def ConvertStepLoopsToBlockKernels
     (the backward: its gate gradients) is stored into every block of the
     cluster with `st.async` (distributed shared memory), whose bytes
     complete the target block's mbarrier of that half of the vector, and
-    each block waits on its own mbarrier instead of a barrier.
+    each block waits on its own mbarrier instead of a barrier. The plans
+    are those of the smallest cluster whose blocks hold their weights, and
+    for the batches those take, those of every larger cluster too, by the
+    cost model's step (smaller blocks give a unit more lanes and pack more
+    gates into a word).
 
     A cost model gives each recurrence the largest batch for which the
     kernel is expected to beat the step loop (the kernel's shared-memory

@@ -231,74 +231,80 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
     }
     return candidates;
   };
+  // A plan's identity among the candidates: its cluster and its lanes.
+  auto idOf = [](const BlockPlan &plan) {
+    return plan.clusterSize * 2 * kWarp + plan.slices;
+  };
+  // The plans `candidates` give, by batch, up to `batchLimit` rows.
+  auto choose = [&](ArrayRef<BlockPlan> candidates, int64_t batchLimit) {
+    BlockPlans plans;
+    // Each plan serves one range of batches: once the choice has moved on
+    // from a plan, it does not come back to it.
+    llvm::SmallDenseSet<int64_t> retired;
+    for (int64_t batch = 1; batch <= batchLimit; ++batch) {
+      auto blocksOf = [&](const BlockPlan &plan) {
+        return heads * batch * plan.clusterSize;
+      };
+      const BlockPlan *best = nullptr;
+      for (const BlockPlan &plan : candidates)
+        if (!retired.contains(idOf(plan)) &&
+            wavesOf(plan, blocksOf(plan)) == 1) {
+          best = &plan;
+          break;
+        }
+      if (!best)
+        for (const BlockPlan &plan : candidates)
+          if (!retired.contains(idOf(plan)) &&
+              (!best || wavesOf(plan, blocksOf(plan)) * plan.stepCycles <
+                            wavesOf(*best, blocksOf(*best)) * best->stepCycles))
+            best = &plan;
+      // As many waves as fit in the step loop's time (one at least for a
+      // block a head, whose step is always shorter; a cluster's must be).
+      if (!best || wavesOf(*best, blocksOf(*best)) >
+                       std::max<int64_t>(best->clusterSize > 1 ? 0 : 1,
+                                         stepLoopCycles / best->stepCycles))
+        break;
+      if (plans.empty() || idOf(plans.back()) != idOf(*best)) {
+        if (plans.size() == kMaxPlans)
+          break;
+        if (!plans.empty())
+          retired.insert(idOf(plans.back()));
+        plans.push_back(*best);
+      }
+      plans.back().maxBatch = batch;
+    }
+    return plans;
+  };
   // The fewest blocks a head whose units' weights fit: a cluster barrier
-  // costs more than a block's. Where a head needs a cluster, the larger
-  // clusters' plans are candidates too, those of the size whose plan of
-  // most lanes the model finds shortest first: a block of fewer units
-  // gives each unit more lanes and packs more gates into a word (the bf16
-  // GRU at H = 256, clusters of 2 loading their weights a gate at a time,
-  // took 0.97 ms a training step at B = 1, T = 100; clusters of 4, 0.65 ms,
-  // H100, 2026-11-27), and holds fewer batch rows at once, which the
-  // smaller clusters' plans then take.
+  // costs more than a block's.
   SmallVector<BlockPlan> candidates;
   for (int64_t cluster = 1; cluster <= maxClusterSize && candidates.empty();
        cluster *= 2)
     candidates = candidatesFor(cluster);
   if (candidates.empty())
     return {};
-  if (candidates.front().clusterSize > 1) {
-    SmallVector<SmallVector<BlockPlan>> bySize = {candidates};
-    for (int64_t size = 2 * candidates.front().clusterSize;
-         size <= maxClusterSize; size *= 2)
-      if (SmallVector<BlockPlan> plans = candidatesFor(size); !plans.empty())
-        bySize.push_back(std::move(plans));
-    llvm::stable_sort(bySize, [](const auto &a, const auto &b) {
-      return a.front().stepCycles < b.front().stepCycles;
-    });
-    candidates.clear();
-    for (const SmallVector<BlockPlan> &plans : bySize)
-      candidates.append(plans.begin(), plans.end());
-  }
-  // A plan's identity among the candidates: its cluster and its lanes.
-  auto idOf = [](const BlockPlan &plan) {
-    return plan.clusterSize * 2 * kWarp + plan.slices;
-  };
-  BlockPlans plans;
-  // Each plan serves one range of batches: once the choice has moved on
-  // from a plan, it does not come back to it.
-  llvm::SmallDenseSet<int64_t> retired;
-  for (int64_t batch = 1;; ++batch) {
-    auto blocksOf = [&](const BlockPlan &plan) {
-      return heads * batch * plan.clusterSize;
-    };
-    const BlockPlan *best = nullptr;
-    for (const BlockPlan &plan : candidates)
-      if (!retired.contains(idOf(plan)) &&
-          wavesOf(plan, blocksOf(plan)) == 1) {
-        best = &plan;
-        break;
-      }
-    if (!best)
-      for (const BlockPlan &plan : candidates)
-        if (!retired.contains(idOf(plan)) &&
-            (!best || wavesOf(plan, blocksOf(plan)) * plan.stepCycles <
-                          wavesOf(*best, blocksOf(*best)) * best->stepCycles))
-          best = &plan;
-    // As many waves as fit in the step loop's time (one at least for a
-    // block a head, whose step is always shorter; a cluster's must be).
-    if (!best || wavesOf(*best, blocksOf(*best)) >
-                     std::max<int64_t>(best->clusterSize > 1 ? 0 : 1,
-                                       stepLoopCycles / best->stepCycles))
-      break;
-    if (plans.empty() || idOf(plans.back()) != idOf(*best)) {
-      if (plans.size() == kMaxPlans)
-        break;
-      if (!plans.empty())
-        retired.insert(idOf(plans.back()));
-      plans.push_back(*best);
-    }
-    plans.back().maxBatch = batch;
-  }
+  BlockPlans plans = choose(candidates, INT64_MAX);
+  if (plans.empty() || candidates.front().clusterSize == 1)
+    return plans;
+  // Where a head needs a cluster, the larger clusters' plans compete too,
+  // the size whose plan of most lanes the model finds shortest first, for
+  // the batches the smallest cluster's plans take: a block of fewer units
+  // gives each unit more lanes and packs more gates into a word. On the
+  // H100 (bf16, 2026-11-27, docs/performance-notes.md) the GRU at H = 256,
+  // B = 1, in clusters of 4 instead of 2: 1.79x the forward, 1.49x the
+  // training step; the vanilla RNN at H = 384, B = 24 in clusters of 8: 1.83x.
+  SmallVector<SmallVector<BlockPlan>> bySize = {candidates};
+  for (int64_t size = 2 * candidates.front().clusterSize;
+       size <= maxClusterSize; size *= 2)
+    if (SmallVector<BlockPlan> larger = candidatesFor(size); !larger.empty())
+      bySize.push_back(std::move(larger));
+  llvm::stable_sort(bySize, [](const auto &a, const auto &b) {
+    return a.front().stepCycles < b.front().stepCycles;
+  });
+  SmallVector<BlockPlan> all;
+  for (const SmallVector<BlockPlan> &group : bySize)
+    all.append(group.begin(), group.end());
+  plans = choose(all, plans.back().maxBatch);
   return plans;
 }
 
