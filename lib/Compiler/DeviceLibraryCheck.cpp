@@ -96,5 +96,25 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
   }
   if (entryPoints == 0)
     return missing("entry points rnn_persistent_{fwd,bwd}_g<G>_h<H>_*");
+  // Every entry point of every layout this compiler may call: a missing one
+  // would only show as ptxas's unresolved function.
+  for (persistent::Direction direction :
+       {persistent::Direction::Forward, persistent::Direction::Backward})
+    for (int gates = persistent::kMinGates; gates <= persistent::kMaxGates;
+         ++gates)
+      for (int hidden = persistent::kMinHidden;
+           hidden <= persistent::kMaxHidden; hidden += 64) {
+        if (!persistent::layoutFor(direction, gates, hidden).valid)
+          continue;
+        for (bool f16 : {false, true})
+          for (const persistent::EntryPointSignature &signature :
+               persistent::kEntryPointSignatures) {
+            std::string name = persistent::entryPointName(
+                direction, f16, gates, hidden, signature.entry);
+            llvm::Function *function = library->getFunction(name);
+            if (!function || function->isDeclaration())
+              return missing(name);
+          }
+      }
   return llvm::Error::success();
 }

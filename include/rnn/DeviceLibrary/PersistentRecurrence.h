@@ -31,6 +31,10 @@ constexpr int kUnitsPerBlock = 16;
 /// was 1.2x to 2.9x faster (docs/persistent-recurrences.md).
 constexpr int kMinHidden = 512;
 constexpr int kMaxHidden = 2048;
+/// Gate counts with entry points: the GRU's 3 and the LSTM's 4 (gate
+/// windows of H columns each in the product).
+constexpr int kMinGates = 3;
+constexpr int kMaxGates = 4;
 /// The fewest steps a sequence needs for the kernel: its set-up (the weights
 /// into registers, the cooperative launch) costs about what 20 steps gain
 /// over the step loop. Ten-step sweep shapes lost (0.55x to 0.91x), those of
@@ -94,8 +98,8 @@ constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
 
 constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
   Layout l{};
-  if ((gates != 3 && gates != 4) || hidden % 64 != 0 || hidden < kMinHidden ||
-      hidden > kMaxHidden)
+  if (gates < kMinGates || gates > kMaxGates || hidden % 64 != 0 ||
+      hidden < kMinHidden || hidden > kMaxHidden)
     return l;
   bool forward = direction == Direction::Forward;
   l.rowTiles = forward ? gates : 1;
@@ -189,6 +193,26 @@ static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
               "FlashRNN's grid (H = 768, B = 16) fits");
 
 } // namespace rnn::persistent
+
+#ifndef __CUDA__
+#include <string>
+
+namespace rnn::persistent {
+
+/// The name of entry point `entry` (kEntryPointSignatures) of the layout of
+/// (`direction`, `gates`, `hidden`) for bf16 operands, or f16 where `f16`:
+/// rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_<entry>. Host code only: the
+/// compiler's declarations and its check of the library.
+inline std::string entryPointName(Direction direction, bool f16, long gates,
+                                  long hidden, const char *entry) {
+  return std::string("rnn_persistent_") +
+         (direction == Direction::Forward ? "fwd" : "bwd") +
+         (f16 ? "_f16" : "") + "_g" + std::to_string(gates) + "_h" +
+         std::to_string(hidden) + "_" + entry;
+}
+
+} // namespace rnn::persistent
+#endif
 
 /// The hidden sizes with entry points, for the library's instantiations.
 // clang-format off

@@ -330,11 +330,8 @@ public:
   static std::string entryPointName(persistent::Direction direction,
                                     Type elementType, int64_t gates,
                                     int64_t hidden, StringRef entry) {
-    return ("rnn_persistent_" +
-            Twine(direction == persistent::Direction::Forward ? "fwd" : "bwd") +
-            (elementType.isF16() ? "_f16" : "") + "_g" + Twine(gates) + "_h" +
-            Twine(hidden) + "_" + entry)
-        .str();
+    return persistent::entryPointName(direction, elementType.isF16(), gates,
+                                      hidden, entry.str().c_str());
   }
 
 protected:
