@@ -35,8 +35,8 @@ from gpu_bench import CudaModel  # noqa: E402
 # (T, B): the kernels take T >= 32 and tiles of up to 32 rows: B = 40 and 64 in two
 # tiles up to H = 1024, B = 100 in four at H = 512 (the fallback above); the last two
 # run the fallback everywhere.
-CHECK_SHAPES = [(32, 8), (40, 16), (33, 24), (64, 32), (35, 1), (36, 3), (34, 13),
-                (33, 40), (34, 64), (32, 100), (9, 16), (33, 136)]
+CHECK_SHAPES = [(32, 8), (40, 16), (33, 24), (64, 32), (35, 1), (36, 3), (35, 5),
+                (34, 13), (33, 40), (34, 64), (32, 100), (9, 16), (33, 136)]
 TIME_SHAPES = [(1024, 16), (100, 64), (100, 32), (100, 8), (300, 1), (100, 4)]
 # The paths timed: the settings each reads at every call.
 MODES = {"kernel": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": ""},
