@@ -98,12 +98,15 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
     return missing("entry points rnn_persistent_{fwd,bwd}_g<G>_h<H>_*");
   // Every entry point of every layout this compiler may call: a missing one
   // would only show as ptxas's unresolved function.
+#define RNN_PERSISTENT_HIDDEN_VALUE(H) H,
+  static constexpr int kHiddenSizes[] = {
+      RNN_PERSISTENT_FOR_EACH_HIDDEN(RNN_PERSISTENT_HIDDEN_VALUE)};
+#undef RNN_PERSISTENT_HIDDEN_VALUE
   for (persistent::Direction direction :
        {persistent::Direction::Forward, persistent::Direction::Backward})
     for (int gates = persistent::kMinGates; gates <= persistent::kMaxGates;
          ++gates)
-      for (int hidden = persistent::kMinHidden;
-           hidden <= persistent::kMaxHidden; hidden += 64) {
+      for (int hidden : kHiddenSizes) {
         if (!persistent::layoutFor(direction, gates, hidden).valid)
           continue;
         for (bool f16 : {false, true})

@@ -317,7 +317,10 @@ func.func @packed_weights(%u: memref<384x96xbf16>, %s: memref<?x96xbf16>,
 // CHECK-NOT: gpu.launch
 // CHECK: scf.for
 // COST-LABEL: func.func @too_large
+// COST: arith.cmpi ule, %{{.*}}, %c33
 // COST: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}) blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c1024{{.*}}) dynamic_shared_memory_size %c2064_i32
+// The second plan's batches end where the clusters of 2 ended: 66.
+// COST: arith.cmpi ule, %{{.*}}, %c66
 // COST: gpu.launch clusters({{.*}}) in ({{.*}} = %c4{{.*}}) blocks({{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c2064_i32
 // COST-NOT: gpu.launch
 // COST: return

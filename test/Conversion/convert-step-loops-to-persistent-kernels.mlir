@@ -82,6 +82,7 @@
 // CHECK:         %[[J:.*]] = arith.addi %{{.*}}, %[[UNIT]]
 // CHECK:         %[[R:.*]] = arith.addi %[[ROW0]], %[[LOCAL]]
 // CHECK-DAG:     memref.load %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
+// CHECK-DAG:     memref.load %[[H]][%[[R]], %[[J]]] : memref<?x2048xf32>
 // CHECK-DAG:     memref.load %{{.*}}[%[[J]]] : memref<2048xf32, strided<[1], offset: 4096>>
 // The library's sums are by the row in the tile.
 // CHECK-DAG:     %[[LOCAL32:.*]] = arith.index_cast %[[LOCAL]] : index to i32

@@ -119,8 +119,8 @@ void rnn_cuda_require_resident_next_launch(void);
  * a positive number (read at the start of every model call; graphs
  * captured under each value are kept apart); 1 on a lane of a wavefront
  * (rnn_cuda_lane_begin), whose kernels run beside other lanes'. The code
- * compiled by rnn-compile splits the batch into that many tiles, or fewer where the
- * batch has fewer rows; whether they all fit at once is still checked at
+ * compiled by rnn-compile splits the batch into that many tiles, or fewer where
+ * the batch has fewer rows; whether they all fit at once is still checked at
  * the launch. */
 int32_t rnn_cuda_persistent_batch_tiles(int32_t blocks_per_tile);
 /* 1 if the launch marked by rnn_cuda_require_resident_next_launch was

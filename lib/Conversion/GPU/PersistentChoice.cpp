@@ -42,7 +42,8 @@ static std::string withGridKernel(const std::string &block, bool grid,
       std::to_string(layout.threads) +
       " threads, a copy of them per batch tile of up to " +
       std::to_string(layout.maxBatch) +
-      " rows, as many tiles as the GPU's SMs hold) for T of at least " +
+      " rows, as many tiles as the GPU's SMs hold (one on a wavefront's "
+      "lane)) for T of at least " +
       std::to_string(persistent::kMinSteps);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))

@@ -201,8 +201,9 @@ int64_t wavesOf(const BlockPlan &plan, int64_t blocks) {
 /// 64 units and B = 16 ran 192 blocks of 1024 threads in two waves, 4.9 us
 /// a step on the H100, docs/performance-notes.md); past what any plan
 /// holds at once, the plan with the shortest step times its waves, while
-/// that beats the step loop's launches. At most kMaxPlans plans, each for
-/// one range of batches; none when no plan fits.
+/// that beats the step loop's launches. Where a head needs a cluster, the
+/// larger clusters' plans compete for the same batches (below). At most
+/// kMaxPlans plans, each for one range of batches; none when no plan fits.
 BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
                          int64_t heads, int64_t elementBytes,
                          int64_t sharedLimit, int64_t maxClusterSize,
@@ -304,7 +305,11 @@ BlockPlans plansForShape(int64_t units, int64_t inputs, int64_t gates,
   SmallVector<BlockPlan> all;
   for (const SmallVector<BlockPlan> &group : bySize)
     all.append(group.begin(), group.end());
-  plans = choose(all, plans.back().maxBatch);
+  // Kept only where they cover every batch the smallest cluster's plans do
+  // (at most kMaxPlans ranges between them).
+  BlockPlans byCost = choose(all, plans.back().maxBatch);
+  if (!byCost.empty() && byCost.back().maxBatch == plans.back().maxBatch)
+    return byCost;
   return plans;
 }
 

@@ -4,7 +4,9 @@
 // and every step's GEMM streams all of U from L2 (24 MiB for the bf16 GRU
 // at H = 2048). One kernel for the whole sequence keeps U on chip instead:
 // each block owns 16 hidden units of every gate and holds their rows of U
-// in registers, and the blocks meet at a grid-wide barrier once a step
+// in registers, and the blocks meet at a grid-wide barrier once a step (a
+// barrier per batch tile: each tile of the batch runs on its own copy of
+// the blocks)
 // (docs/persistent-recurrences.md: 5.96 against 9.69 us a step for that
 // GRU on the H100). A derived backward's step (the adjoint group, then the
 // transposed product dh = dgates x U) runs the same way, each block owning
@@ -240,7 +242,8 @@ protected:
     }
   }
 
-  /// (unit, row, column) of element `p` of the block's [B, 16] elements.
+  /// (unit, row in the tile, column) of element `p` of the block's
+  /// [rows of its batch tile, 16] elements.
   std::tuple<Value, Value, Value> element(Value p, Value block) {
     const int64_t units = persistent::kUnitsPerBlock;
     Value unit = arith::RemUIOp::create(b, loc, p, constant(units));
@@ -637,9 +640,11 @@ struct GridBuffers {
 /// The tiles never wait for each other, so a batch runs on as many of the
 /// GPU's multiprocessors as it has rows for: the runtime says how many
 /// copies of the grid the device holds (rnn_cuda_persistent_batch_tiles),
-/// and the batch is spread over that many tiles, or over one per 8 rows
-/// (the mma's n) where it has fewer, the rows evened out in multiples of 8.
-/// It fits when its tiles need at most the layout's rows.
+/// and the batch is spread over at most that many tiles, or over one per 8
+/// rows (the mma's n) where it has fewer: ceil(B / tiles) rows a tile,
+/// rounded up to a multiple of 8, which may leave fewer tiles (B = 40 over
+/// at most 4: three of 16, 16 and 8). It fits when its tiles need at most
+/// the layout's rows.
 struct BatchTiles {
   Value tiles, tileRows, fits;
 };

@@ -88,6 +88,8 @@ RNN_CONSTANT_INIT extern thread_local bool persistentThisCall;
 RNN_CONSTANT_INIT extern thread_local bool lanesThisCall;
 /// RNN_CUDA_BATCH_TILES for this call, 0 where unset (no limit).
 RNN_CONSTANT_INIT extern thread_local int batchTilesThisCall;
+/// RNN_CUDA_BATCH_TILES as the environment has it: a positive number up to
+/// 1024, else 0 (unset, empty or not a number: no limit).
 int batchTilesSetting();
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
