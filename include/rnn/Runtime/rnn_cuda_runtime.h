@@ -116,8 +116,9 @@ void rnn_cuda_require_resident_next_launch(void);
  * blocks (one a multiprocessor; the tiles' blocks never wait for each
  * other) may run side by side: the device's multiprocessors over
  * blocks_per_tile, at least 1, at most RNN_CUDA_BATCH_TILES where that is
- * a positive number (read at the start of every model call; graphs
- * captured under each value are kept apart); 1 on a lane of a wavefront
+ * set (a whole number from 1 to 1024, read at the start of every model
+ * call, which fails on any other value; graphs captured under each value
+ * are kept apart); 1 on a lane of a wavefront
  * (rnn_cuda_lane_begin), whose kernels run beside other lanes'. The code
  * compiled by rnn-compile splits the batch into that many tiles, or fewer where
  * the batch has fewer rows; whether they all fit at once is still checked at

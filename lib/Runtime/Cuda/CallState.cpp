@@ -95,7 +95,7 @@ int rnn::cuda::batchTilesSetting() {
   char *end = nullptr;
   long tiles = std::strtol(value, &end, 10);
   return *end == '\0' && tiles > 0 && tiles <= 1024 ? static_cast<int>(tiles)
-                                                    : 0;
+                                                    : -1;
 }
 
 int rnn::cuda::pinnedGemmCandidate() {
@@ -123,6 +123,14 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   persistentThisCall = settingOn("RNN_CUDA_PERSISTENT");
   lanesThisCall = settingOn("RNN_CUDA_LANES");
   batchTilesThisCall = batchTilesSetting();
+  if (batchTilesThisCall < 0) {
+    // A limit that is not one is not ignored: the call fails, saying so.
+    record(std::string("RNN_CUDA_BATCH_TILES must be a whole number from 1 "
+                       "to 1024 (the most batch tiles of a persistent "
+                       "kernel), or empty; it is '") +
+           getenv("RNN_CUDA_BATCH_TILES") + "'");
+    batchTilesThisCall = 0;
+  }
   pinnedWorkspaceThisCall = pinnedCublasWorkspaceBytes();
   pinnedCandidateThisCall = pinnedGemmCandidate();
   gemmCandidateThisCall = std::max(pinnedCandidateThisCall, -1);

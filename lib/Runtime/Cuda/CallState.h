@@ -88,8 +88,9 @@ RNN_CONSTANT_INIT extern thread_local bool persistentThisCall;
 RNN_CONSTANT_INIT extern thread_local bool lanesThisCall;
 /// RNN_CUDA_BATCH_TILES for this call, 0 where unset (no limit).
 RNN_CONSTANT_INIT extern thread_local int batchTilesThisCall;
-/// RNN_CUDA_BATCH_TILES as the environment has it: a positive number up to
-/// 1024, else 0 (unset, empty or not a number: no limit).
+/// RNN_CUDA_BATCH_TILES as the environment has it: a whole number from 1 to
+/// 1024; 0 where unset or empty (no limit); -1 for anything else, which
+/// rnn_cuda_set_stream records as the call's error.
 int batchTilesSetting();
 
 /// The cuBLAS workspace of a model call. Without one of our own, cuBLAS
