@@ -78,35 +78,48 @@ bool rnn::cuda::settingOn(const char *variable) {
   return !value || std::strcmp(value, "0") != 0;
 }
 
-long long rnn::cuda::pinnedCublasWorkspaceBytes() {
-  const char *value = getenv("RNN_CUDA_CUBLAS_WORKSPACE_MIB");
-  if (!value || !*value)
-    return -1;
+namespace {
+
+/// A whole-number setting as the environment has it: unset (or empty), a
+/// number from `lo` to `hi`, or anything else (not valid).
+struct IntegerSetting {
+  bool set = false, valid = false;
+  long long value = 0;
+};
+
+IntegerSetting integerSetting(const char *variable, long long lo,
+                              long long hi) {
+  IntegerSetting setting;
+  const char *text = getenv(variable);
+  if (!text || !*text)
+    return setting;
+  setting.set = true;
   char *end = nullptr;
-  long long mib = std::strtoll(value, &end, 10);
+  setting.value = std::strtoll(text, &end, 10);
+  setting.valid = *end == '\0' && setting.value >= lo && setting.value <= hi;
+  return setting;
+}
+
+} // namespace
+
+long long rnn::cuda::pinnedCublasWorkspaceBytes() {
   // Up to 1 TiB: a larger value is no size a GPU has (and would overflow).
-  return *end == '\0' && mib >= 0 && mib <= (1 << 20) ? mib << 20 : -1;
+  IntegerSetting mib =
+      integerSetting("RNN_CUDA_CUBLAS_WORKSPACE_MIB", 0, 1 << 20);
+  return mib.valid ? mib.value << 20 : -1;
 }
 
 int rnn::cuda::batchTilesSetting() {
-  const char *value = getenv("RNN_CUDA_BATCH_TILES");
-  if (!value || !*value)
+  IntegerSetting tiles = integerSetting("RNN_CUDA_BATCH_TILES", 1, 1024);
+  if (!tiles.set)
     return 0;
-  char *end = nullptr;
-  long tiles = std::strtol(value, &end, 10);
-  return *end == '\0' && tiles > 0 && tiles <= 1024 ? static_cast<int>(tiles)
-                                                    : -1;
+  return tiles.valid ? static_cast<int>(tiles.value) : -1;
 }
 
 int rnn::cuda::pinnedGemmCandidate() {
-  const char *value = getenv("RNN_CUDA_GEMM_CANDIDATE");
-  if (!value || !*value)
-    return kTunedCandidate;
-  char *end = nullptr;
-  long candidate = std::strtol(value, &end, 10);
-  return *end == '\0' && candidate >= -1 && candidate < rnn::cuda::kLtCandidates
-             ? static_cast<int>(candidate)
-             : kTunedCandidate;
+  IntegerSetting candidate = integerSetting("RNN_CUDA_GEMM_CANDIDATE", -1,
+                                            rnn::cuda::kLtCandidates - 1);
+  return candidate.valid ? static_cast<int>(candidate.value) : kTunedCandidate;
 }
 
 RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
