@@ -14,7 +14,6 @@
 
 #include "CallState.h"
 #include "CudaErrors.h"
-#include "RuntimeKernels.h"
 #include "StreamLanes.h"
 
 #include <algorithm>
@@ -177,13 +176,15 @@ RNN_EXPORT int32_t rnn_cuda_persistent_batch_tiles(int32_t blocksPerTile) {
   // other's SMs: one tile each, as they ran side by side before tiles.
   if (isLaneStream(currentStream))
     return 1;
-  // The SM count the runtime's kernels cached for the context (0 before
-  // sm_90, which has no grid-wide kernels: one tile).
-  const RuntimeKernels *kernels = currentKernels();
-  if (blocksPerTile <= 0 || !kernels)
+  CUdevice device;
+  int multiprocessors = 0;
+  if (blocksPerTile <= 0 || !ensureContext() ||
+      cuCtxGetDevice(&device) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&multiprocessors,
+                           CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                           device) != CUDA_SUCCESS)
     return 1;
-  int tiles =
-      std::max(static_cast<int>(kernels->multiprocessors / blocksPerTile), 1);
+  int tiles = std::max(multiprocessors / blocksPerTile, 1);
   return batchTilesThisCall > 0 ? std::min(tiles, batchTilesThisCall) : tiles;
 }
 
