@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Here (the build machine): the bf16 LSTM and GRU of bench/make_models.py, and their
+# Here (the build machine): the bf16 LSTM and GRU (GRID_KINDS, default "lstm gru"; the
+# vanilla RNN is "rnn") of bench/make_models.py, and their
 # f16 twins (GRID_F16= leaves them out), at hidden sizes the grid-wide persistent kernels
 # cover (GRID_SIZES, default 512 768 1024 1536 2048: each product order and
 # the LSTM's shared tile both ways),
@@ -15,7 +16,7 @@ cp "$BUILD"/lib/librnn_runtime.so "$BUILD"/lib/librnn_runtime_cuda.so \
   "$BUILD"/lib/rnn_device_library.bc "$OUT/lib/"
 for H in ${GRID_SIZES:-512 768 1024 1536 2048}; do
   python3 "$ROOT/bench/make_models.py" "$OUT/src" --size "$H" "$H" >/dev/null
-  for kind in lstm gru; do
+  for kind in ${GRID_KINDS:-lstm gru}; do
     # The f16 twin: the same model with f16 storage (what bench/sweep.py does).
     sed 's/bf16/f16/g' "$OUT/src/${kind}_bf16_I${H}_H${H}.mlir" > "$OUT/src/${kind}_f16_I${H}_H${H}.mlir"
     for t in bf16 ${GRID_F16-f16}; do

@@ -5,7 +5,8 @@ examples/gru.mlir, at benchmark sizes, with `allow_tf32` on every matmul
 (cuDNN's default for fp32).
 
     python3 bench/make_models.py OUT_DIR [--size I H]...
-(each --size adds single-layer models of that input and hidden size).
+(each --size adds single-layer models of that input and hidden size, the
+vanilla RNN's (tanh, as torch.nn.RNN) among them).
 """
 import json
 import os
@@ -90,6 +91,32 @@ func.func @gru_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
 """
 
 
+def rnn(I, H, tf32=True):
+    """The vanilla RNN as torch.nn.RNN computes it (tanh): one gate."""
+    t = " allow_tf32" if tf32 else ""
+    return f"""
+rnn.cell @rnn inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
+    params(%W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>,
+           %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>) -> (tensor<?x{H}xf32>) {{
+  %wx = rnn.matmul %x, %W{t} : tensor<?x{I}xf32>, tensor<{H}x{I}xf32> -> tensor<?x{H}xf32>
+  %uh = rnn.matmul %h, %U{t} : tensor<?x{H}xf32>, tensor<{H}x{H}xf32> -> tensor<?x{H}xf32>
+  %a = rnn.add %wx, %bW : tensor<?x{H}xf32>, tensor<{H}xf32>
+  %b = rnn.add %uh, %bU : tensor<?x{H}xf32>, tensor<{H}xf32>
+  %s = rnn.add %a, %b : tensor<?x{H}xf32>, tensor<?x{H}xf32>
+  %hn = rnn.tanh %s : tensor<?x{H}xf32>
+  rnn.yield outputs(%hn : tensor<?x{H}xf32>) states(%hn : tensor<?x{H}xf32>)
+}}
+func.func @rnn_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
+                   %W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>, %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>)
+    -> (tensor<?x?x{H}xf32>, tensor<?x{H}xf32>) {{
+  %ys, %hT = rnn.scan @rnn inputs(%xs : tensor<?x?x{I}xf32>) init(%h0 : tensor<?x{H}xf32>)
+      params(%W, %U, %bW, %bU : tensor<{H}x{I}xf32>, tensor<{H}x{H}xf32>, tensor<{H}xf32>, tensor<{H}xf32>)
+      -> outputs(tensor<?x?x{H}xf32>) states(tensor<?x{H}xf32>)
+  return %ys, %hT : tensor<?x?x{H}xf32>, tensor<?x{H}xf32>
+}}
+"""
+
+
 def bf16_storage(text, I, H, G):
     """A cell of `lstm` or `gru` (built without TF32) with bf16 storage: bf16
     input sequence and weights, f32 accumulation, f32 biases, state and
@@ -117,6 +144,11 @@ def lstm_bf16(I, H):
 def gru_bf16(I, H):
     """The GRU with bf16 storage (see bf16_storage)."""
     return bf16_storage(gru(I, H, tf32=False), I, H, 3 * H)
+
+
+def rnn_bf16(I, H):
+    """The vanilla RNN with bf16 storage (see bf16_storage)."""
+    return bf16_storage(rnn(I, H, tf32=False), I, H, H)
 
 
 def stacked(kind, I, H, layers):
@@ -163,6 +195,8 @@ def stacked(kind, I, H, layers):
 
 
 KINDS = {"lstm": lstm, "gru": gru, "lstm_bf16": lstm_bf16, "gru_bf16": gru_bf16}
+# Written only at the --size sizes.
+VANILLA = {"rnn": rnn, "rnn_bf16": rnn_bf16}
 
 
 def main(out_dir, extra_sizes=()):
@@ -171,7 +205,8 @@ def main(out_dir, extra_sizes=()):
     sizes = sorted({(c["I"], c["H"]) for c in configs} | {(c["H"], c["H"]) for c in configs}
                    | set(extra_sizes))
     for I, H in sizes:
-        for name, make in KINDS.items():
+        kinds = dict(KINDS, **VANILLA) if (I, H) in extra_sizes else KINDS
+        for name, make in kinds.items():
             path = os.path.join(out_dir, f"{name}_I{I}_H{H}.mlir")
             with open(path, "w") as f:
                 f.write(make(I, H))
@@ -200,6 +235,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir", nargs="?", default="build/gpu/bench-models")
     parser.add_argument("--size", nargs=2, type=int, action="append", default=[],
-                        metavar=("I", "H"), help="single-layer models of this size as well")
+                        metavar=("I", "H"), help="single-layer models of this size as well (the vanilla RNN too)")
     args = parser.parse_args()
     main(args.out_dir, [tuple(s) for s in args.size])

@@ -586,13 +586,15 @@ struct Entry<D, G, H, F16, false> {
     release(counter);                                                          \
   }
 
+#define RNN_PERSISTENT_GATES(G, H)                                             \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, G, H)            \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, G, H)           \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, G, H)         \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, G, H)
+// Every gate count from kMinGates to kMaxGates.
+static_assert(kMinGates == 1 && kMaxGates == 4, "the gate counts below");
 #define RNN_PERSISTENT_HIDDEN(H)                                               \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, 3, H)            \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, 4, H)            \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, 3, H)           \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, 4, H)           \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, 3, H)         \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, 4, H)         \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, 3, H)        \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, 4, H)
+  RNN_PERSISTENT_GATES(1, H)                                                   \
+  RNN_PERSISTENT_GATES(2, H)                                                   \
+  RNN_PERSISTENT_GATES(3, H) RNN_PERSISTENT_GATES(4, H)
 RNN_PERSISTENT_FOR_EACH_HIDDEN(RNN_PERSISTENT_HIDDEN)

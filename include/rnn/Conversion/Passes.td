@@ -314,7 +314,7 @@ def ConvertStepLoopsToPersistentKernels
     For the CUDA backend on sm_90 and later, after bufferization and before
     the GEMMs and kernels are mapped: a time loop whose step is one bf16 or
     f16 recurrent matmul `S x U^T` (S the [B, H] state the step rewrites, U a
-    [G*H, H] weight from outside the loop, G = 3 or 4 gates) and one
+    [G*H, H] weight from outside the loop, G = 1 to 4 gates) and one
     pointwise group that reads the product at column offsets q*H and writes
     S (every gated cell the fusion produces), becomes one `gpu.launch` for
     the whole sequence: H / 16 blocks in clusters of 2, each holding its 16

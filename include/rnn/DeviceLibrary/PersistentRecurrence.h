@@ -31,9 +31,9 @@ constexpr int kUnitsPerBlock = 16;
 /// was 1.2x to 2.9x faster (docs/persistent-recurrences.md).
 constexpr int kMinHidden = 512;
 constexpr int kMaxHidden = 2048;
-/// Gate counts with entry points: the GRU's 3 and the LSTM's 4 (gate
+/// Gate counts with entry points: 1 (the vanilla RNN) to the LSTM's 4 (gate
 /// windows of H columns each in the product).
-constexpr int kMinGates = 3;
+constexpr int kMinGates = 1;
 constexpr int kMaxGates = 4;
 /// The fewest steps a sequence needs for the kernel: its set-up (the weights
 /// into registers, the cooperative launch) costs about what 20 steps gain
