@@ -90,6 +90,8 @@ def check(model_dir, cell, size, batches, switch, max_rows, bf16=False):
 
 
 RNN_DTYPE = {torch.float32: 0, torch.bfloat16: 2, torch.float16: 3}
+# The GEMV's limit on rows x K (SmallBatchGemv.h's kGemvMaxElements).
+GEMV_MAX_ELEMENTS = 3072
 
 
 def check_gemv_direct():
@@ -104,7 +106,9 @@ def check_gemv_direct():
     cases = [(m, k, n, dtype, acc)
              for dtype in (torch.float32, torch.bfloat16, torch.float16)
              for m, k, n in ((1, 8, 13), (3, 264, 1024), (8, 1000, 77),
-                             (5, 2048, 512), (1, 256, 8))
+                             (5, 2048, 512), (1, 256, 8),
+                             # At and past the limit on rows x K.
+                             (3, 1024, 700), (1, 2048, 300), (4, 776, 100))
              for acc in (False, True)]
     # Past the limits: 9 rows, K over 2048 (cuBLAS runs them).
     cases += [(9, 256, 64, torch.float32, False), (2, 2056, 64, torch.float32, True)]
@@ -122,7 +126,7 @@ def check_gemv_direct():
         message = ctypes.create_string_buffer(512)
         error = lib.rnn_cuda_take_error(message, len(message))
         err = rel_err(c[:, :n].cpu().numpy(), expected.cpu().numpy())
-        gemv = m <= 8 and k <= 2048
+        gemv = m <= 8 and k <= 2048 and m * k <= GEMV_MAX_ELEMENTS
         ok = not error and err <= (1e-5 if gemv else 2e-3)
         failures += not ok
         print(f"  rnn_cuda_gemm {str(dtype)[6:]:8s} m={m} k={k:4d} n={n:4d} "
@@ -218,7 +222,8 @@ def main(model_dir):
     print("== small-batch GEMV: correctness (T=4) against float64")
     failures += check(model_dir, "lstm", 256, [1, 2, 7, 8, 9], gemv, 8)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8)
-    failures += check(model_dir, "lstm", 1024, [1, 8, 9], gemv, 8)
+    failures += check(model_dir, "lstm", 1024, [1, 3, 4, 9], gemv,
+                      GEMV_MAX_ELEMENTS // 1024)
     failures += check(model_dir, "lstm", 256, [1, 8, 9], gemv, 8, bf16=True)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8, bf16=True)
     failures += check_gemv_direct()

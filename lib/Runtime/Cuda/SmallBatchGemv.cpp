@@ -22,8 +22,9 @@ bool trySmallBatchGemv(int32_t dtype, int64_t m, int64_t n, int64_t k,
     return false;
   // Elements per 16-byte vector: a lane loads whole vectors.
   int64_t vector = type == kGemvF32 ? 4 : 8;
-  if (m < 1 || m > kGemvMaxRows || k < 1 || k > kGemvMaxK || k % vector != 0 ||
-      a % 16 != 0 || b % 16 != 0 || lda % vector != 0 || ldb % vector != 0 ||
+  if (m < 1 || m > kGemvMaxRows || k < 1 || k > kGemvMaxK ||
+      m * k > kGemvMaxElements || k % vector != 0 || a % 16 != 0 ||
+      b % 16 != 0 || lda % vector != 0 || ldb % vector != 0 ||
       n > (int64_t{1} << 30))
     return false;
   const RuntimeKernels *kernels = currentKernels();
