@@ -41,6 +41,19 @@ WARMUP_S = 0.2
 DTYPE_CODES = {torch.float32: 0, torch.float64: 1, torch.bfloat16: 2,
                torch.float16: 3, torch.int32: 4, torch.int64: 5}
 CODE_DTYPES = {code: dtype for dtype, code in DTYPE_CODES.items()}
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_raw_stream():
+    """The current CUDA stream's handle, without building a torch.cuda.Stream (as the
+    torch ops get it, python/rnn/_torch_ops.py)."""
+    return _raw_stream(torch.cuda.current_device()) if _raw_stream else \
+        torch.cuda.current_stream().cuda_stream
+
+
+# The runtime's dtype names (rnn.runtime descriptors).
+DTYPE_NAMES = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
+               torch.float16: "f16", torch.int32: "i32", torch.int64: "i64"}
 
 
 def to_tensor(t):
@@ -58,6 +71,7 @@ class CudaModel:
     def __init__(self, path):
         self.model = rt.Model(path)
         self.lib = rt.load_runtime()
+        self._plans = {}
 
     def outputs(self, name, args):
         n = len(self.model.signature(name)[1])
@@ -74,13 +88,23 @@ class CudaModel:
         return outs
 
     def __call__(self, name, args, outs):
-        arg_array = (rt.RnnTensor * len(args))(*[to_tensor(a) for a in args])
-        res = (rt.RnnTensor * len(outs))(*[to_tensor(o) for o in outs])
-        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        status = self.lib.rnn_model_run(self.model.handle, name.encode(), arg_array,
-                                        len(args), res, len(outs), stream)
-        if status:
-            raise RuntimeError(f"{name}: {self.lib.rnn_last_error().decode()}")
+        """Runs `name` into `outs` on the current stream as the torch ops do (rnn::run):
+        through a CallPlan kept per dtypes and shapes, which fills in only the data
+        pointers (building the descriptors field by field through ctypes took 12-27 us
+        a call on the H200's and H100's hosts, docs/performance-notes.md), so that a
+        short call's time is what a torch user's would be."""
+        key = (name, tuple((a.dtype, a.shape) for a in args),
+               tuple((o.dtype, o.shape) for o in outs))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = self.model.plan(name, [
+                (a.data_ptr(), DTYPE_NAMES[a.dtype], tuple(a.shape)) for a in args])
+        try:
+            self.model.run_plan(plan, [a.data_ptr() if a.numel() else 0 for a in args],
+                                [o.data_ptr() if o.numel() else 0 for o in outs],
+                                _current_raw_stream())
+        except rt.RNNError as e:
+            raise RuntimeError(f"{name}: {e}") from None
         return outs
 
 
