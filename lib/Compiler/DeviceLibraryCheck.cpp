@@ -80,28 +80,16 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
     if (llvm::Error error = check(*function, signature))
       return error;
   }
-  unsigned entryPoints = 0;
-  for (llvm::Function &function : *library) {
-    llvm::StringRef name = function.getName();
-    if (function.isDeclaration() || !name.starts_with("rnn_persistent_"))
-      continue;
-    for (const persistent::EntryPointSignature &signature :
-         persistent::kEntryPointSignatures) {
-      if (!name.ends_with(("_" + llvm::Twine(signature.entry)).str()))
-        continue;
-      ++entryPoints;
-      if (llvm::Error error = check(function, signature))
-        return error;
-    }
-  }
-  if (entryPoints == 0)
-    return missing("entry points rnn_persistent_{fwd,bwd}_g<G>_h<H>_*");
-  // Every entry point of every layout this compiler may call: a missing one
-  // would only show as ptxas's unresolved function.
+  // Every entry point of every layout this compiler may call, in one walk:
+  // a definition of another type is reported first (the library was built
+  // from another table), else the first one missing (a library built for
+  // fewer layouts), which would otherwise only show as ptxas's unresolved
+  // function.
 #define RNN_PERSISTENT_HIDDEN_VALUE(H) H,
   static constexpr int kHiddenSizes[] = {
       RNN_PERSISTENT_FOR_EACH_HIDDEN(RNN_PERSISTENT_HIDDEN_VALUE)};
 #undef RNN_PERSISTENT_HIDDEN_VALUE
+  std::string firstMissing;
   for (persistent::Direction direction :
        {persistent::Direction::Forward, persistent::Direction::Backward})
     for (int gates = persistent::kMinGates; gates <= persistent::kMaxGates;
@@ -115,9 +103,16 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
             std::string name = persistent::entryPointName(
                 direction, f16, gates, hidden, signature.entry);
             llvm::Function *function = library->getFunction(name);
-            if (!function || function->isDeclaration())
-              return missing(name);
+            if (!function || function->isDeclaration()) {
+              if (firstMissing.empty())
+                firstMissing = name;
+              continue;
+            }
+            if (llvm::Error error = check(*function, signature))
+              return error;
           }
       }
+  if (!firstMissing.empty())
+    return missing(firstMissing);
   return llvm::Error::success();
 }
