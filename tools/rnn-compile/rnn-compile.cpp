@@ -15,6 +15,7 @@
 
 #include "rnn/Compiler/Compiler.h"
 #include "rnn/Compiler/Explain.h"
+#include "rnn/DeviceLibrary/PersistentRecurrence.h"
 #include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -116,7 +117,9 @@ static cl::opt<std::string> layerWavefront(
 static cl::opt<unsigned>
     wavefrontChunk("wavefront-chunk",
                    cl::desc("Time steps of a wavefront's chunk (0, default: "
-                            "ceil(sqrt(3 T)) at run time)"),
+                            "ceil(sqrt(3 T)) at run time, on CUDA at least "
+                            "32 for a 16-bit stack of at most 32 batch rows "
+                            "and 64 steps or more)"),
                    cl::init(0));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
@@ -309,6 +312,13 @@ int main(int argc, char **argv) {
       return failure();
     rnn::LayerWavefrontOptions options;
     options.chunkSteps = wavefrontChunk;
+    if (cuda && persistentKernels) {
+      // A lane's chunk long enough for the grid-wide kernel, whose one
+      // copy of the blocks takes up to this many batch rows.
+      options.persistentMinSteps = rnn::persistent::kMinSteps;
+      options.persistentMaxBatch =
+          rnn::persistent::kMaxBatchTiles * rnn::persistent::kBatchTile;
+    }
     pm.addPass(rnn::createLayerWavefront(options));
     return pm.run(*module);
   };

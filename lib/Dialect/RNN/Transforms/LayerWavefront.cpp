@@ -53,6 +53,23 @@ struct Layer {
   SmallVector<Value> sources;
 };
 
+/// Whether `scan`'s cell multiplies 16-bit operands: it has a matmul, and
+/// every matmul left in it (the recurrent products, once the input
+/// projections are hoisted) reads bf16 or f16 rows.
+bool multipliesSixteenBitOperands(ScanOp scan) {
+  auto cell =
+      SymbolTable::lookupNearestSymbolFrom<CellOp>(scan, scan.getCellAttr());
+  if (!cell)
+    return false;
+  bool any = false, all = true;
+  cell.walk([&](MatmulOp matmul) {
+    any = true;
+    Type element = getElementTypeOrSelf(matmul.getLhs().getType());
+    all &= element.isBF16() || element.isF16();
+  });
+  return any && all;
+}
+
 /// Whether `scan` can run chunk by chunk: forward, every row the full
 /// length, sequences [T, B, N] with a static N, and final states of the
 /// types of its initial ones (a chunk's final states start the next).
@@ -470,7 +487,32 @@ struct LayerWavefrontPass
     return found;
   }
 
+  /// `chunk`, or at least persistentMinSteps where the batch is at most
+  /// persistentMaxBatch rows and `steps` at least twice persistentMinSteps
+  /// (fewer steps would leave one chunk, and no wavefront).
+  Value atLeastPersistentSteps(OpBuilder &b, Location loc, Value chunk,
+                               Value steps, Value batch) {
+    Value minimum = arith::ConstantIndexOp::create(b, loc, persistentMinSteps);
+    Value fitsOneTile = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule, batch,
+        arith::ConstantIndexOp::create(b, loc, persistentMaxBatch));
+    Value longEnough = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, steps,
+        arith::ConstantIndexOp::create(b, loc, 2 * persistentMinSteps));
+    return arith::SelectOp::create(
+        b, loc, arith::AndIOp::create(b, loc, fitsOneTile, longEnough),
+        arith::MaxUIOp::create(b, loc, chunk, minimum), chunk);
+  }
+
   void runOnOperation() override {
+    if (persistentMinSteps < 0 || persistentMaxBatch < 0) {
+      mlir::emitError(getOperation().getLoc(),
+                      "rnn-layer-wavefront: persistent-min-steps and "
+                      "persistent-max-batch must not be negative, not ")
+          << int64_t(persistentMinSteps) << " and "
+          << int64_t(persistentMaxBatch);
+      return signalPassFailure();
+    }
     if (chunkSteps < 0) {
       mlir::emitError(getOperation().getLoc(),
                       "rnn-layer-wavefront: chunk-steps must be 0 (automatic) "
@@ -558,6 +600,11 @@ struct LayerWavefrontPass
         chunkSteps > 0
             ? Value(arith::ConstantIndexOp::create(b, loc, chunkSteps))
             : automaticChunk(b, loc, steps);
+    if (chunkSteps == 0 && persistentMinSteps > 0 &&
+        llvm::all_of(chain, [](const Layer &layer) {
+          return multipliesSixteenBitOperands(layer.scan);
+        }))
+      chunk = atLeastPersistentSteps(b, loc, chunk, steps, batch);
     Value chunks = arith::CeilDivUIOp::create(b, loc, steps, chunk);
 
     // Carried: every layer's output sequences (written chunk by chunk),
