@@ -219,6 +219,30 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
   __syncthreads();
 }
 
+// Stores an mma's four sums: rows (row, row + 8) of the block's tiles
+// (lane g's) for batch rows b and b + 1 (lane t's), into the slice's region.
+template <class S>
+__device__ __forceinline__ void storeSums(float *mine, int b, int row, float s0,
+                                          float s1, float s2, float s3) {
+  mine[b * S::kSumsLd + row] = s0;
+  mine[(b + 1) * S::kSumsLd + row] = s1;
+  mine[b * S::kSumsLd + row + 8] = s2;
+  mine[(b + 1) * S::kSumsLd + row + 8] = s3;
+}
+
+// Which batch tiles warp `tile` of a slice multiplies by the shared tile
+// (the LSTM from H = 1472): warp 0 takes batch tiles 0 and 1, warps 1 and 2
+// take tiles 2 and 3 (`first` and `count` of them).
+__device__ __forceinline__ void sharedTileBatchTiles(int tile, int &first,
+                                                     int &count) {
+  first = tile == 0 ? 0 : tile + 1;
+  count = tile == 0 ? 2 : 1;
+}
+// Whether batch tile `nt` is among them (the same rule, as one test).
+__device__ __forceinline__ bool ownsSharedBatchTile(int tile, int nt) {
+  return tile == 0 ? nt < 2 : nt == tile + 1;
+}
+
 // The block's rows times staged batch tile `nt` into the slice's sums, in
 // two accumulator chains over alternate k16 steps (a chain of dependent
 // mmas waits on each one's latency).
@@ -239,15 +263,11 @@ multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
     mma16<F16>(acc[kk % 2], fragments + 4 * kk, b0, b1);
   }
   // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
-  const int row = tile * kTileRows + g;
-  mine[b * S::kSumsLd + row] = acc[0][0] + acc[1][0];
-  mine[(b + 1) * S::kSumsLd + row] = acc[0][1] + acc[1][1];
-  mine[b * S::kSumsLd + row + 8] = acc[0][2] + acc[1][2];
-  mine[(b + 1) * S::kSumsLd + row + 8] = acc[0][3] + acc[1][3];
+  storeSums<S>(mine, b, tile * kTileRows + g, acc[0][0] + acc[1][0],
+               acc[0][1] + acc[1][1], acc[0][2] + acc[1][2],
+               acc[0][3] + acc[1][3]);
   if constexpr (S::kSharedTile) {
-    // The shared tile (the LSTM from H = 1472): warp 0 of a slice takes batch
-    // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
-    if (tile == 0 ? nt < 2 : nt == tile + 1) {
+    if (ownsSharedBatchTile(tile, nt)) {
       float accS[2][4] = {};
 #pragma unroll
       for (int kk = 0; kk < S::kSteps; ++kk) {
@@ -261,11 +281,9 @@ multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
                      : "r"(smem32(bTile + 16 * kk)));
         mma16<F16>(accS[kk % 2], a, b0, b1);
       }
-      const int rowS = S::kLayout.registerTiles * kTileRows + g;
-      mine[b * S::kSumsLd + rowS] = accS[0][0] + accS[1][0];
-      mine[(b + 1) * S::kSumsLd + rowS] = accS[0][1] + accS[1][1];
-      mine[b * S::kSumsLd + rowS + 8] = accS[0][2] + accS[1][2];
-      mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[0][3] + accS[1][3];
+      storeSums<S>(mine, b, S::kLayout.registerTiles * kTileRows + g,
+                   accS[0][0] + accS[1][0], accS[0][1] + accS[1][1],
+                   accS[0][2] + accS[1][2], accS[0][3] + accS[1][3]);
     }
   }
 }
@@ -303,17 +321,12 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
       if constexpr (kChains == 2)
         sum[i] += acc[nt][1][i];
     }
-    const int b = nt * kBatchTile + 2 * t;
-    mine[b * S::kSumsLd + row] = sum[0];
-    mine[(b + 1) * S::kSumsLd + row] = sum[1];
-    mine[b * S::kSumsLd + row + 8] = sum[2];
-    mine[(b + 1) * S::kSumsLd + row + 8] = sum[3];
+    storeSums<S>(mine, nt * kBatchTile + 2 * t, row, sum[0], sum[1], sum[2],
+                 sum[3]);
   }
   if constexpr (S::kSharedTile) {
-    // The shared tile (the LSTM from H = 1472): warp 0 of a slice takes batch
-    // tiles 0 and 1, warps 1 and 2 take tiles 2 and 3.
-    const int first = tile == 0 ? 0 : tile + 1;
-    const int count = tile == 0 ? 2 : 1;
+    int first, count;
+    sharedTileBatchTiles(tile, first, count);
     float accS[2][4] = {};
 #pragma unroll
     for (int kk = 0; kk < S::kSteps; ++kk) {
@@ -339,11 +352,8 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
     for (int j = 0; j < 2; ++j) {
       if (j >= count || first + j >= NT)
         continue;
-      const int b = (first + j) * kBatchTile + 2 * t;
-      mine[b * S::kSumsLd + rowS] = accS[j][0];
-      mine[(b + 1) * S::kSumsLd + rowS] = accS[j][1];
-      mine[b * S::kSumsLd + rowS + 8] = accS[j][2];
-      mine[(b + 1) * S::kSumsLd + rowS + 8] = accS[j][3];
+      storeSums<S>(mine, (first + j) * kBatchTile + 2 * t, rowS, accS[j][0],
+                   accS[j][1], accS[j][2], accS[j][3]);
     }
   }
 }
