@@ -91,11 +91,12 @@ func.func @gru_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
 """
 
 
-def rnn(I, H, tf32=True):
-    """The vanilla RNN as torch.nn.RNN computes it (tanh): one gate."""
+def rnn(I, H, tf32=True, name="rnn"):
+    """The vanilla RNN as torch.nn.RNN computes it, h' = tanh(x·Wᵀ + b_W + h·Uᵀ + b_U):
+    one gate; the cell @`name`, the function @`name`_seq."""
     t = " allow_tf32" if tf32 else ""
     return f"""
-rnn.cell @rnn inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
+rnn.cell @{name} inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
     params(%W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>,
            %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>) -> (tensor<?x{H}xf32>) {{
   %wx = rnn.matmul %x, %W{t} : tensor<?x{I}xf32>, tensor<{H}x{I}xf32> -> tensor<?x{H}xf32>
@@ -106,10 +107,10 @@ rnn.cell @rnn inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
   %hn = rnn.tanh %s : tensor<?x{H}xf32>
   rnn.yield outputs(%hn : tensor<?x{H}xf32>) states(%hn : tensor<?x{H}xf32>)
 }}
-func.func @rnn_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
+func.func @{name}_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
                    %W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>, %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>)
     -> (tensor<?x?x{H}xf32>, tensor<?x{H}xf32>) {{
-  %ys, %hT = rnn.scan @rnn inputs(%xs : tensor<?x?x{I}xf32>) init(%h0 : tensor<?x{H}xf32>)
+  %ys, %hT = rnn.scan @{name} inputs(%xs : tensor<?x?x{I}xf32>) init(%h0 : tensor<?x{H}xf32>)
       params(%W, %U, %bW, %bU : tensor<{H}x{I}xf32>, tensor<{H}x{H}xf32>, tensor<{H}xf32>, tensor<{H}xf32>)
       -> outputs(tensor<?x?x{H}xf32>) states(tensor<?x{H}xf32>)
   return %ys, %hT : tensor<?x?x{H}xf32>, tensor<?x{H}xf32>

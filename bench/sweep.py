@@ -53,34 +53,10 @@ ROUNDS, REPEATS, WARMUP = 3, 10, 3
 TOLERANCE = {"fp32": 3e-2, "bf16": 6e-2, "fp16": 3e-2}  # max |ours - fp32 torch| / max |.|
 
 
-def rnn_tanh(I, H, tf32=True):
-    """h' = tanh(x·Wᵀ + b_W + h·Uᵀ + b_U): torch.nn.RNN's cell, in make_models' form."""
-    return f"""
-rnn.cell @rnn_tanh inputs(%x: tensor<?x{I}xf32>) states(%h: tensor<?x{H}xf32>)
-    params(%W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>,
-           %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>) -> (tensor<?x{H}xf32>) {{
-  %wx = rnn.matmul %x, %W{" allow_tf32" if tf32 else ""} : tensor<?x{I}xf32>, tensor<{H}x{I}xf32> -> tensor<?x{H}xf32>
-  %uh = rnn.matmul %h, %U{" allow_tf32" if tf32 else ""} : tensor<?x{H}xf32>, tensor<{H}x{H}xf32> -> tensor<?x{H}xf32>
-  %a = rnn.add %wx, %bW : tensor<?x{H}xf32>, tensor<{H}xf32>
-  %b = rnn.add %uh, %bU : tensor<?x{H}xf32>, tensor<{H}xf32>
-  %s = rnn.add %a, %b : tensor<?x{H}xf32>, tensor<?x{H}xf32>
-  %hn = rnn.tanh %s : tensor<?x{H}xf32>
-  rnn.yield outputs(%hn : tensor<?x{H}xf32>) states(%hn : tensor<?x{H}xf32>)
-}}
-func.func @rnn_tanh_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
-                        %W: tensor<{H}x{I}xf32>, %U: tensor<{H}x{H}xf32>, %bW: tensor<{H}xf32>, %bU: tensor<{H}xf32>)
-    -> (tensor<?x?x{H}xf32>, tensor<?x{H}xf32>) {{
-  %ys, %hT = rnn.scan @rnn_tanh inputs(%xs : tensor<?x?x{I}xf32>) init(%h0 : tensor<?x{H}xf32>)
-      params(%W, %U, %bW, %bU : tensor<{H}x{I}xf32>, tensor<{H}x{H}xf32>, tensor<{H}xf32>, tensor<{H}xf32>)
-      -> outputs(tensor<?x?x{H}xf32>) states(tensor<?x{H}xf32>)
-  return %ys, %hT : tensor<?x?x{H}xf32>, tensor<?x{H}xf32>
-}}
-"""
-
-
 def model_text(cell, precision, H):
     """Our model of `cell` at I = H in `precision`."""
-    make = {"lstm": make_models.lstm, "gru": make_models.gru, "rnn_tanh": rnn_tanh}[cell]
+    make = {"lstm": make_models.lstm, "gru": make_models.gru,
+            "rnn_tanh": lambda I, H, tf32: make_models.rnn(I, H, tf32, name="rnn_tanh")}[cell]
     if precision == "fp32":
         return make(H, H, tf32=True)
     text = make_models.bf16_storage(make(H, H, tf32=False), H, H, GATES[cell] * H)
