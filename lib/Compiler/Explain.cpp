@@ -17,6 +17,7 @@
 #include "rnn/Compiler/Compiler.h"
 #include "rnn/Conversion/PersistentChoice.h"
 #include "rnn/Dialect/RNN/IR/RNNOps.h"
+#include "rnn/Dialect/RNN/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -247,11 +248,14 @@ public:
     unsigned loops = 0;
     for (Operation &funcOp : func.getBody().getOps()) {
       SmallVector<scf::ExecuteRegionOp> lanes = wavefrontLanes(&funcOp);
-      if (!lanes.empty() && isa<scf::ForOp>(funcOp))
+      if (!lanes.empty() && isa<scf::ForOp>(funcOp)) {
+        auto rule = funcOp.getAttrOfType<StringAttr>(kWavefrontChunkAttr);
         os << "  layer wavefront (rnn-layer-wavefront): " << lanes.size()
-           << " layers over chunks of time steps; layer l runs chunk k "
-              "while layer l+1 runs chunk k-1, each layer's chunks on a "
-              "stream of its own (lane l)\n";
+           << " layers over chunks of "
+           << (rule ? rule.getValue() : StringRef("time steps"))
+           << "; layer l runs chunk k while layer l+1 runs chunk k-1, each "
+              "layer's chunks on a stream of its own (lane l)\n";
+      }
     }
     int lastLane = -1;
     Operation *lastGroup = nullptr;

@@ -118,8 +118,8 @@ static cl::opt<unsigned>
     wavefrontChunk("wavefront-chunk",
                    cl::desc("Time steps of a wavefront's chunk (0, default: "
                             "ceil(sqrt(3 T)) at run time, on CUDA at least "
-                            "32 for a 16-bit stack of at most 32 batch rows "
-                            "and 64 steps or more)"),
+                            "32 for a 16-bit stack of H = 449 to 2048, at "
+                            "most 32 batch rows and 64 steps or more)"),
                    cl::init(0));
 static cl::opt<std::string> gpuFormat(
     "gpu-format",
@@ -318,6 +318,10 @@ int main(int argc, char **argv) {
       options.persistentMinSteps = rnn::persistent::kMinSteps;
       options.persistentMaxBatch =
           rnn::persistent::kMaxBatchTiles * rnn::persistent::kBatchTile;
+      // The hidden sizes with layouts: those padded into [kMinHidden,
+      // kMaxHidden] (a multiple of 64).
+      options.persistentMinHidden = rnn::persistent::kMinHidden - 63;
+      options.persistentMaxHidden = rnn::persistent::kMaxHidden;
     }
     pm.addPass(rnn::createLayerWavefront(options));
     return pm.run(*module);

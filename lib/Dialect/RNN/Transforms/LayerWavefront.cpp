@@ -53,10 +53,10 @@ struct Layer {
   SmallVector<Value> sources;
 };
 
-/// Whether `scan`'s cell multiplies 16-bit operands: it has a matmul, and
-/// every matmul left in it (the recurrent products, once the input
-/// projections are hoisted) reads bf16 or f16 rows.
-bool multipliesSixteenBitOperands(ScanOp scan) {
+/// Whether every product left in `scan`'s cell (the recurrent ones, once
+/// the input projections are hoisted; at least one) reads bf16 or f16 rows
+/// of K in [minK, maxK] (maxK 0: no upper bound).
+bool multipliesSixteenBitRows(ScanOp scan, int64_t minK, int64_t maxK) {
   auto cell =
       SymbolTable::lookupNearestSymbolFrom<CellOp>(scan, scan.getCellAttr());
   if (!cell)
@@ -64,8 +64,11 @@ bool multipliesSixteenBitOperands(ScanOp scan) {
   bool any = false, all = true;
   cell.walk([&](MatmulOp matmul) {
     any = true;
-    Type element = getElementTypeOrSelf(matmul.getLhs().getType());
-    all &= element.isBF16() || element.isF16();
+    auto lhs = cast<ShapedType>(matmul.getLhs().getType());
+    Type element = lhs.getElementType();
+    int64_t k = lhs.getShape().back();
+    all &= (element.isBF16() || element.isF16()) && !ShapedType::isDynamic(k) &&
+           k >= minK && (maxK == 0 || k <= maxK);
   });
   return any && all;
 }
@@ -505,12 +508,15 @@ struct LayerWavefrontPass
   }
 
   void runOnOperation() override {
-    if (persistentMinSteps < 0 || persistentMaxBatch < 0) {
+    if (persistentMinSteps < 0 || persistentMaxBatch < 0 ||
+        persistentMinHidden < 0 || persistentMaxHidden < 0) {
       mlir::emitError(getOperation().getLoc(),
-                      "rnn-layer-wavefront: persistent-min-steps and "
-                      "persistent-max-batch must not be negative, not ")
-          << int64_t(persistentMinSteps) << " and "
-          << int64_t(persistentMaxBatch);
+                      "rnn-layer-wavefront: persistent-min-steps, "
+                      "persistent-max-batch, persistent-min-hidden and "
+                      "persistent-max-hidden must not be negative, not ")
+          << int64_t(persistentMinSteps) << ", " << int64_t(persistentMaxBatch)
+          << ", " << int64_t(persistentMinHidden) << " and "
+          << int64_t(persistentMaxHidden);
       return signalPassFailure();
     }
     if (chunkSteps < 0) {
@@ -600,11 +606,21 @@ struct LayerWavefrontPass
         chunkSteps > 0
             ? Value(arith::ConstantIndexOp::create(b, loc, chunkSteps))
             : automaticChunk(b, loc, steps);
+    std::string chunkRule = chunkSteps > 0
+                                ? std::to_string(chunkSteps) + " time steps"
+                                : std::string("ceil(sqrt(3 T)) time steps");
     if (chunkSteps == 0 && persistentMinSteps > 0 &&
-        llvm::all_of(chain, [](const Layer &layer) {
-          return multipliesSixteenBitOperands(layer.scan);
-        }))
+        llvm::all_of(chain, [&](const Layer &layer) {
+          return multipliesSixteenBitRows(layer.scan, persistentMinHidden,
+                                          persistentMaxHidden);
+        })) {
       chunk = atLeastPersistentSteps(b, loc, chunk, steps, batch);
+      chunkRule += ", at least " + std::to_string(persistentMinSteps) +
+                   " where B <= " + std::to_string(persistentMaxBatch) +
+                   " and T >= " + std::to_string(2 * persistentMinSteps) +
+                   " (16-bit products of the grid-wide persistent kernel's "
+                   "sizes: each lane's chunk then long enough for it)";
+    }
     Value chunks = arith::CeilDivUIOp::create(b, loc, steps, chunk);
 
     // Carried: every layer's output sequences (written chunk by chunk),
@@ -709,6 +725,7 @@ struct LayerWavefrontPass
           }
           scf::YieldOp::create(lb, loc, yielded);
         });
+    loop->setAttr(kWavefrontChunkAttr, b.getStringAttr(chunkRule));
 
     unsigned position = 0;
     for (Layer layer : chain) {

@@ -1,16 +1,20 @@
-// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16" | FileCheck %s
-// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16" --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16" | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16 persistent-min-hidden=8 persistent-max-hidden=8" | FileCheck %s
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16 persistent-min-hidden=8" --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16 persistent-min-hidden=8" | FileCheck %s
 // RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront | FileCheck %s --check-prefix=NONE
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16 persistent-min-hidden=16" | FileCheck %s --check-prefix=NONE
+// RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=32 persistent-max-batch=16 persistent-max-hidden=4" | FileCheck %s --check-prefix=NONE
 // RUN: rnn-opt %s -split-input-file --rnn-layer-wavefront="chunk-steps=4 persistent-min-steps=32 persistent-max-batch=16" | FileCheck %s --check-prefix=FIXED
 // RUN: not rnn-opt %s -split-input-file --rnn-layer-wavefront="persistent-min-steps=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: rnn-layer-wavefront: persistent-min-steps and persistent-max-batch must not be negative, not -1 and 0
+// BAD: rnn-layer-wavefront: persistent-min-steps, persistent-max-batch, persistent-min-hidden and persistent-max-hidden must not be negative, not -1, 0, 0 and 0
 
-// With persistent-min-steps (rnn-compile sets it for CUDA from the device
-// library), a chain whose cells multiply bf16 or f16 rows takes chunks of
-// at least that many steps where the batch is at most persistent-max-batch
-// rows and T at least twice the minimum, so that each lane's chunk can run
-// as a grid-wide persistent kernel; otherwise ceil(sqrt(3 T)) as always.
+// With persistent-min-steps (rnn-compile sets the four options for CUDA
+// from the device library), a chain whose cells' products all read bf16 or
+// f16 rows of K in [persistent-min-hidden, persistent-max-hidden] takes
+// chunks of at least that many steps where the batch is at most
+// persistent-max-batch rows and T at least twice the minimum, so that each
+// lane's chunk can run as a grid-wide persistent kernel; otherwise (a K
+// outside the range: NONE) ceil(sqrt(3 T)) as always. The loop says which.
 // CHECK-LABEL: func.func @bf16_layers
 // CHECK: %[[T:.*]] = tensor.dim %arg0, %c0{{.*}} : tensor<?x?x8xbf16>
 // CHECK: %[[B:.*]] = tensor.dim %arg0, %c1{{.*}} : tensor<?x?x8xbf16>
@@ -26,13 +30,16 @@
 // CHECK: %[[C:.*]] = arith.select %[[BOTH]], %[[RAISED]], %[[AUTO]]
 // CHECK: arith.ceildivui %[[T]], %[[C]]
 // CHECK: scf.for
+// CHECK: } {rnn.wavefront_chunk = "ceil(sqrt(3 T)) time steps, at least 32 where B <= 16 and T >= 64 (16-bit products of the grid-wide persistent kernel's sizes: each lane's chunk then long enough for it)"}
 // NONE-LABEL: func.func @bf16_layers
 // NONE-NOT: arith.select
 // NONE: arith.ceildivui
+// NONE: } {rnn.wavefront_chunk = "ceil(sqrt(3 T)) time steps"}
 // FIXED-LABEL: func.func @bf16_layers
 // FIXED: %[[C:.*]] = arith.constant 4 : index
 // FIXED-NOT: arith.select
 // FIXED: arith.ceildivui %{{.*}}, %[[C]]
+// FIXED: } {rnn.wavefront_chunk = "4 time steps"}
 rnn.cell @bf16_cell inputs(%x: tensor<?x8xf32>) states(%h: tensor<?x8xf32>)
     params(%U: tensor<8x8xbf16>) -> (tensor<?x8xf32>) {
   %h16 = rnn.cast %h : tensor<?x8xf32> to tensor<?x8xbf16>

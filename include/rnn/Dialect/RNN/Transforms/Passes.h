@@ -14,6 +14,10 @@ namespace rnn {
 #define GEN_PASS_DECL
 #include "rnn/Dialect/RNN/Transforms/Passes.h.inc"
 
+/// On a layer wavefront's loop over chunks (rnn-layer-wavefront): how long
+/// its chunks are, in words, for `rnn-compile --explain`.
+constexpr llvm::StringLiteral kWavefrontChunkAttr = "rnn.wavefront_chunk";
+
 /// Options of the `rnn-optimize` pipeline.
 struct OptimizePipelineOptions
     : public mlir::PassPipelineOptions<OptimizePipelineOptions> {

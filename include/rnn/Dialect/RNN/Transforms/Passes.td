@@ -342,13 +342,15 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
     starts l·C steps after layer 0, and each chunk costs each layer a fixed
     time (its projection's launch, the switch of streams) that larger
     chunks spread over more steps. With `persistent-min-steps` = M > 0,
-    a chain whose cells multiply 16-bit operands takes chunks of at least M
-    steps where the batch is at most `persistent-max-batch` rows and T is
-    at least 2 M: the CUDA backend runs a lane's recurrence as a grid-wide
-    persistent kernel only over M steps or more, with one copy of its
-    blocks (one batch tile) a lane (`rnn-compile` sets both from the device
-    library). On the H100 the 8-layer bf16 stacks at T = 200, B = 32,
-    H = 512 took 1.4x to 1.5x less time in chunks of 32 than of 25.
+    a chain whose cells' products all read bf16 or f16 rows of K from
+    `persistent-min-hidden` to `persistent-max-hidden` takes chunks of at
+    least M steps where the batch is at most `persistent-max-batch` rows
+    and T is at least 2 M: the CUDA backend runs a lane's recurrence of
+    those sizes as a grid-wide persistent kernel only over M steps or more,
+    with one copy of its blocks (one batch tile) a lane (`rnn-compile` sets
+    all four from the device library). On the H100 the 8-layer bf16 stacks
+    at T = 200, B = 32, H = 512 took 1.4x to 1.5x less time in chunks of 32
+    than of 25.
 
     Then scans that read nothing of each other, consecutive among a
     block's scans (the forward and reverse scans of a bidirectional
@@ -368,7 +370,13 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
            "time where the batch fits `persistent-max-batch` and T is at "
            "least twice as many (0: no minimum)">,
     Option<"persistentMaxBatch", "persistent-max-batch", "int64_t", "0",
-           "The most batch rows for which `persistent-min-steps` applies">
+           "The most batch rows for which `persistent-min-steps` applies">,
+    Option<"persistentMinHidden", "persistent-min-hidden", "int64_t", "0",
+           "The smallest K of the 16-bit products for which "
+           "`persistent-min-steps` applies">,
+    Option<"persistentMaxHidden", "persistent-max-hidden", "int64_t", "0",
+           "The largest K of the 16-bit products for which "
+           "`persistent-min-steps` applies (0: no bound)">
   ];
   let dependentDialects = ["::rnn::RNNDialect", "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
