@@ -97,8 +97,17 @@ class CudaModel:
                tuple((o.dtype, o.shape) for o in outs))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self.model.plan(name, [
+            if not all(t.is_contiguous() for t in list(args) + list(outs)):
+                raise ValueError(f"{name}: the harness passes contiguous tensors only")
+            plan = self.model.plan(name, [
                 (a.data_ptr(), DTYPE_NAMES[a.dtype], tuple(a.shape)) for a in args])
+            # The plan describes the results from the arguments: `outs` must
+            # be what it says (the runtime checks the descriptors, not them).
+            given = [(DTYPE_NAMES[o.dtype], tuple(o.shape)) for o in outs]
+            if given != [(dt, tuple(shape)) for dt, shape in plan.results]:
+                raise ValueError(f"{name}: results {given}, the function gives "
+                                 f"{plan.results}")
+            self._plans[key] = plan
         try:
             self.model.run_plan(plan, [a.data_ptr() if a.numel() else 0 for a in args],
                                 [o.data_ptr() if o.numel() else 0 for o in outs],

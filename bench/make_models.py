@@ -119,7 +119,7 @@ func.func @{name}_seq(%xs: tensor<?x?x{I}xf32>, %h0: tensor<?x{H}xf32>,
 
 
 def bf16_storage(text, I, H, G):
-    """A cell of `lstm` or `gru` (built without TF32) with bf16 storage: bf16
+    """A cell of this file (`lstm`, `gru`, `rnn`; built without TF32) with bf16 storage: bf16
     input sequence and weights, f32 accumulation, f32 biases, state and
     outputs; the recurrent matmul reads the f32 state cast to bf16."""
     return text.replace(

@@ -6,7 +6,8 @@ timed against cuBLAS.
   of fp32 models whose weights do not fit in L2 (`wide`), up to 32 rows;
   RNN_CUDA_PACKED_GEMM=0 turns it off.
 * The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): GEMMs of up to 8
-  rows (`small-latency`, fp32 and bf16), launched so that it overlaps the
+  rows and 3072 elements of A, rows x K (`small-latency`, fp32 and bf16),
+  launched so that it overlaps the
   launches of the step's pointwise kernel; RNN_CUDA_GEMV=0 turns it off.
 * The preloaded partials GEMM (lib/Runtime/Cuda/PreloadedPartialsGemm.h): the
   K-split partials of fp32 products of up to 64 rows (the two-stage cells at
@@ -110,7 +111,8 @@ def check_gemv_direct():
                              # At and past the limit on rows x K.
                              (3, 1024, 700), (1, 2048, 300), (4, 776, 100))
              for acc in (False, True)]
-    # Past the limits: 9 rows, K over 2048 (cuBLAS runs them).
+    # Past the limits: 9 rows, K over 2048 (cuBLAS runs them; rows x K over
+    # 3072 among the cases above).
     cases += [(9, 256, 64, torch.float32, False), (2, 2056, 64, torch.float32, True)]
     for m, k, n, dtype, acc in cases:
         lda, ldw, ldc = k + 8, k + 16, n + 3  # Padded rows, 16-byte aligned.

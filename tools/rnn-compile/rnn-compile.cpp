@@ -312,9 +312,10 @@ int main(int argc, char **argv) {
       return failure();
     rnn::LayerWavefrontOptions options;
     options.chunkSteps = wavefrontChunk;
-    if (cuda && persistentKernels) {
+    if (cuda && persistentKernels && rnn::runsPersistentKernels(gpuChip)) {
       // A lane's chunk long enough for the grid-wide kernel, whose one
-      // copy of the blocks takes up to this many batch rows.
+      // copy of the blocks takes up to this many batch rows
+      // (PersistentRecurrence.h).
       options.persistentMinSteps = rnn::persistent::kMinSteps;
       options.persistentMaxBatch =
           rnn::persistent::kMaxBatchTiles * rnn::persistent::kBatchTile;

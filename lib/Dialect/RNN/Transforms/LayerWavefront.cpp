@@ -54,21 +54,28 @@ struct Layer {
 };
 
 /// Whether every product left in `scan`'s cell (the recurrent ones, once
-/// the input projections are hoisted; at least one) reads bf16 or f16 rows
-/// of K in [minK, maxK] (maxK 0: no upper bound).
-bool multipliesSixteenBitRows(ScanOp scan, int64_t minK, int64_t maxK) {
+/// the input projections are hoisted; at least one) reads bf16 or f16 rows,
+/// and its state is [B, H] with H in [minHidden, maxHidden] (maxHidden 0: no
+/// upper bound). H is the first state's width: a derived backward's product
+/// reads the gate gradients, G·H wide.
+bool multipliesSixteenBitRows(ScanOp scan, int64_t minHidden,
+                              int64_t maxHidden) {
   auto cell =
       SymbolTable::lookupNearestSymbolFrom<CellOp>(scan, scan.getCellAttr());
-  if (!cell)
+  if (!cell || scan.getInit().empty())
+    return false;
+  auto state = dyn_cast<ShapedType>(scan.getInit().front().getType());
+  if (!state || !state.hasRank() || state.getRank() < 1)
+    return false;
+  int64_t hidden = state.getShape().back();
+  if (ShapedType::isDynamic(hidden) || hidden < minHidden ||
+      (maxHidden != 0 && hidden > maxHidden))
     return false;
   bool any = false, all = true;
   cell.walk([&](MatmulOp matmul) {
     any = true;
-    auto lhs = cast<ShapedType>(matmul.getLhs().getType());
-    Type element = lhs.getElementType();
-    int64_t k = lhs.getShape().back();
-    all &= (element.isBF16() || element.isF16()) && !ShapedType::isDynamic(k) &&
-           k >= minK && (maxK == 0 || k <= maxK);
+    Type element = getElementTypeOrSelf(matmul.getLhs().getType());
+    all &= element.isBF16() || element.isF16();
   });
   return any && all;
 }
@@ -502,9 +509,9 @@ struct LayerWavefrontPass
     Value longEnough = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, steps,
         arith::ConstantIndexOp::create(b, loc, 2 * persistentMinSteps));
-    return arith::SelectOp::create(
-        b, loc, arith::AndIOp::create(b, loc, fitsOneTile, longEnough),
-        arith::MaxUIOp::create(b, loc, chunk, minimum), chunk);
+    Value both = arith::AndIOp::create(b, loc, fitsOneTile, longEnough);
+    Value raised = arith::MaxUIOp::create(b, loc, chunk, minimum);
+    return arith::SelectOp::create(b, loc, both, raised, chunk);
   }
 
   void runOnOperation() override {
@@ -609,7 +616,7 @@ struct LayerWavefrontPass
     std::string chunkRule = chunkSteps > 0
                                 ? std::to_string(chunkSteps) + " time steps"
                                 : std::string("ceil(sqrt(3 T)) time steps");
-    if (chunkSteps == 0 && persistentMinSteps > 0 &&
+    if (chunkSteps == 0 && persistentMinSteps > 0 && persistentMaxBatch > 0 &&
         llvm::all_of(chain, [&](const Layer &layer) {
           return multipliesSixteenBitRows(layer.scan, persistentMinHidden,
                                           persistentMaxHidden);
@@ -619,7 +626,7 @@ struct LayerWavefrontPass
                    " where B <= " + std::to_string(persistentMaxBatch) +
                    " and T >= " + std::to_string(2 * persistentMinSteps) +
                    " (16-bit products of the grid-wide persistent kernel's "
-                   "sizes: each lane's chunk then long enough for it)";
+                   "sizes: each lane's full chunks then long enough for it)";
     }
     Value chunks = arith::CeilDivUIOp::create(b, loc, steps, chunk);
 

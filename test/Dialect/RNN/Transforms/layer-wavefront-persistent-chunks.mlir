@@ -30,7 +30,7 @@
 // CHECK: %[[C:.*]] = arith.select %[[BOTH]], %[[RAISED]], %[[AUTO]]
 // CHECK: arith.ceildivui %[[T]], %[[C]]
 // CHECK: scf.for
-// CHECK: } {rnn.wavefront_chunk = "ceil(sqrt(3 T)) time steps, at least 32 where B <= 16 and T >= 64 (16-bit products of the grid-wide persistent kernel's sizes: each lane's chunk then long enough for it)"}
+// CHECK: } {rnn.wavefront_chunk = "ceil(sqrt(3 T)) time steps, at least 32 where B <= 16 and T >= 64 (16-bit products of the grid-wide persistent kernel's sizes: each lane's full chunks then long enough for it)"}
 // NONE-LABEL: func.func @bf16_layers
 // NONE-NOT: arith.select
 // NONE: arith.ceildivui

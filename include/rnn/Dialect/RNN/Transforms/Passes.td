@@ -341,16 +341,19 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
     `chunk-steps` = 0 takes C = ceil(sqrt(3 T)) at run time: layer l
     starts l·C steps after layer 0, and each chunk costs each layer a fixed
     time (its projection's launch, the switch of streams) that larger
-    chunks spread over more steps. With `persistent-min-steps` = M > 0,
-    a chain whose cells' products all read bf16 or f16 rows of K from
-    `persistent-min-hidden` to `persistent-max-hidden` takes chunks of at
-    least M steps where the batch is at most `persistent-max-batch` rows
-    and T is at least 2 M: the CUDA backend runs a lane's recurrence of
-    those sizes as a grid-wide persistent kernel only over M steps or more,
-    with one copy of its blocks (one batch tile) a lane (`rnn-compile` sets
-    all four from the device library). On the H100 the 8-layer bf16 stacks
-    at T = 200, B = 32, H = 512 took 1.4x to 1.5x less time in chunks of 32
-    than of 25.
+    chunks spread over more steps. With `chunk-steps` = 0,
+    `persistent-min-steps` = M > 0 and `persistent-max-batch` > 0, a chain
+    whose cells' products all read bf16 or f16 rows and whose states are
+    [B, H] with H from `persistent-min-hidden` to `persistent-max-hidden`
+    (0: no bound) takes chunks of at least M steps where B is at most
+    `persistent-max-batch` and T is at least 2 M: the CUDA backend runs a
+    lane's recurrence of those sizes as a grid-wide persistent kernel only
+    over M steps or more (a last, shorter chunk runs its step loop), with
+    one copy of its blocks (one batch tile) a lane. `rnn-compile` sets the
+    four for sm_90 from the constants of
+    `rnn/DeviceLibrary/PersistentRecurrence.h`. On the H100 the 8-layer
+    bf16 stacks at T = 200, B = 32, H = 512 took 1.4x to 1.5x less time in
+    chunks of 32 than of 25.
 
     Then scans that read nothing of each other, consecutive among a
     block's scans (the forward and reverse scans of a bidirectional
@@ -366,17 +369,19 @@ def LayerWavefront : Pass<"rnn-layer-wavefront", "::mlir::ModuleOp"> {
     Option<"chunkSteps", "chunk-steps", "int64_t", "0",
            "Time steps a chunk (0: ceil(sqrt(3 T)) at run time)">,
     Option<"persistentMinSteps", "persistent-min-steps", "int64_t", "0",
-           "The fewest time steps a chunk of a 16-bit chain takes at run "
-           "time where the batch fits `persistent-max-batch` and T is at "
-           "least twice as many (0: no minimum)">,
+           "With chunk-steps = 0: the fewest time steps a chunk of a 16-bit "
+           "chain takes at run time where the batch fits "
+           "`persistent-max-batch` and T is at least twice as many (0: no "
+           "minimum)">,
     Option<"persistentMaxBatch", "persistent-max-batch", "int64_t", "0",
-           "The most batch rows for which `persistent-min-steps` applies">,
+           "The most batch rows for which `persistent-min-steps` applies "
+           "(0: none)">,
     Option<"persistentMinHidden", "persistent-min-hidden", "int64_t", "0",
-           "The smallest K of the 16-bit products for which "
-           "`persistent-min-steps` applies">,
+           "The smallest state width H for which `persistent-min-steps` "
+           "applies">,
     Option<"persistentMaxHidden", "persistent-max-hidden", "int64_t", "0",
-           "The largest K of the 16-bit products for which "
-           "`persistent-min-steps` applies (0: no bound)">
+           "The largest state width H for which `persistent-min-steps` "
+           "applies (0: no bound)">
   ];
   let dependentDialects = ["::rnn::RNNDialect", "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
