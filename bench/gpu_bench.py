@@ -52,8 +52,7 @@ def _current_raw_stream():
 
 
 # The runtime's dtype names (rnn.runtime descriptors).
-DTYPE_NAMES = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16",
-               torch.float16: "f16", torch.int32: "i32", torch.int64: "i64"}
+DTYPE_NAMES = {dtype: rt.DTYPE_NAMES[code] for dtype, code in DTYPE_CODES.items()}
 
 
 def to_tensor(t):

@@ -319,9 +319,8 @@ int main(int argc, char **argv) {
       options.persistentMinSteps = rnn::persistent::kMinSteps;
       options.persistentMaxBatch =
           rnn::persistent::kMaxBatchTiles * rnn::persistent::kBatchTile;
-      // The hidden sizes with layouts: those padded into [kMinHidden,
-      // kMaxHidden] (a multiple of 64).
-      options.persistentMinHidden = rnn::persistent::kMinHidden - 63;
+      // The hidden sizes with layouts (padded to a multiple of 64).
+      options.persistentMinHidden = rnn::persistent::kMinUnpaddedHidden;
       options.persistentMaxHidden = rnn::persistent::kMaxHidden;
     }
     pm.addPass(rnn::createLayerWavefront(options));

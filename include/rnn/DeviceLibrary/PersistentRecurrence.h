@@ -152,6 +152,12 @@ constexpr int kRoomyRegisters = 48;
 /// generated kernel skips their elements).
 constexpr long paddedHidden(long hidden) { return (hidden + 63) / 64 * 64; }
 
+/// The smallest H that has a layout: the one padded to kMinHidden.
+constexpr int kMinUnpaddedHidden = kMinHidden - 63;
+static_assert(paddedHidden(kMinUnpaddedHidden) == kMinHidden &&
+                  paddedHidden(kMinUnpaddedHidden - 1) < kMinHidden,
+              "the smallest H padded to kMinHidden");
+
 /// Whether the library has entry points for this recurrence (those of its
 /// padded H).
 constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
