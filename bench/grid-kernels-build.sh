@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Here (the build machine): the bf16 LSTM and GRU (GRID_KINDS, default "lstm gru"; the
-# vanilla RNN is "rnn") of bench/make_models.py, and their
-# f16 twins (GRID_F16= leaves them out), at hidden sizes the grid-wide persistent kernels
+# Here (the build machine): the LSTM and GRU (GRID_KINDS, default "lstm gru"; the
+# vanilla RNN is "rnn") of bench/make_models.py in the precisions GRID_PRECISIONS
+# (default "bf16 f16": the bf16 models and their f16 twins; "f32", the f32 models with
+# TF32 products), at hidden sizes the grid-wide persistent kernels
 # cover (GRID_SIZES, default 512 768 1024 1536 2048: each product order and
 # the LSTM's shared tile both ways),
 # compiled with --training into build/grid-kernels/models, the runtime libraries into
@@ -19,7 +20,8 @@ for H in ${GRID_SIZES:-512 768 1024 1536 2048}; do
   for kind in ${GRID_KINDS:-lstm gru}; do
     # The f16 twin: the same model with f16 storage (what bench/sweep.py does).
     sed 's/bf16/f16/g' "$OUT/src/${kind}_bf16_I${H}_H${H}.mlir" > "$OUT/src/${kind}_f16_I${H}_H${H}.mlir"
-    for t in bf16 ${GRID_F16-f16}; do
+    cp "$OUT/src/${kind}_I${H}_H${H}.mlir" "$OUT/src/${kind}_f32_I${H}_H${H}.mlir"
+    for t in ${GRID_PRECISIONS:-bf16 f16}; do
       "$BUILD/bin/rnn-compile" --target=cuda --training "$OUT/src/${kind}_${t}_I${H}_H${H}.mlir" \
         -o "$OUT/models/${kind}_${t}_I${H}_H${H}.so" --runtime-dir "$OUT/lib"
     done

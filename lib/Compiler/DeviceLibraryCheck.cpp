@@ -95,13 +95,15 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
     for (int gates = persistent::kMinGates; gates <= persistent::kMaxGates;
          ++gates)
       for (int hidden : kHiddenSizes) {
-        if (!persistent::layoutFor(direction, gates, hidden).valid)
-          continue;
-        for (bool f16 : {false, true})
+        for (persistent::Operands operands :
+             {persistent::Operands::BF16, persistent::Operands::F16,
+              persistent::Operands::TF32}) {
+          if (!persistent::layoutFor(direction, operands, gates, hidden).valid)
+            continue;
           for (const persistent::EntryPointSignature &signature :
                persistent::kEntryPointSignatures) {
             std::string name = persistent::entryPointName(
-                direction, f16, gates, hidden, signature.entry);
+                direction, operands, gates, hidden, signature.entry);
             llvm::Function *function = library->getFunction(name);
             if (!function || function->isDeclaration()) {
               if (firstMissing.empty())
@@ -111,6 +113,7 @@ llvm::Error rnn::checkDeviceLibrary(llvm::StringRef path) {
             if (llvm::Error error = check(*function, signature))
               return error;
           }
+        }
       }
   if (!firstMissing.empty())
     return missing(firstMissing);

@@ -1,26 +1,29 @@
 //===- PersistentRecurrence.cu - One kernel for a whole recurrence --------===//
 //
-// Device library linked into the kernels of eligible scans (bf16 or f16
-// recurrent matmul, docs/persistent-recurrences.md): compiled to LLVM bitcode
-// by clang and linked by gpu-module-to-binary, so the generated kernel calls
-// these functions and LLVM inlines them. The generated kernel owns the time
-// loop and the cell's pointwise step; this file owns what is written once:
+// Device library linked into the kernels of eligible scans (bf16, f16 or
+// TF32 recurrent matmul, docs/persistent-recurrences.md): compiled to LLVM
+// bitcode by clang and linked by gpu-module-to-binary, so the generated kernel
+// calls these functions and LLVM inlines them. The generated kernel owns the
+// time loop and the cell's pointwise step; this file owns what is written once:
 // the weights held in registers, the step's vector staged into shared
 // memory by bulk copies multicast to the two blocks of a cluster, the
 // tensor-core product and the grid-wide step barrier.
 //
 // Layout (include/rnn/DeviceLibrary/PersistentRecurrence.h). Block k owns
-// hidden units [16k, 16k + 16). Forward: its rows are q·H + 16k + u of U
-// ([G·H, H], bf16, rows are output columns), gate-major, in 16-row tiles;
-// the staged vector is h_{t-1} [B, H]. Backward (dh = dgates x U): its one
-// tile's row u is column 16k + u of U over the G·H inputs; the staged
-// vector is the step's gate gradients [B, G·H]. Warp (tile, slice) holds
-// its tile's rows over its slice of H / 4 inputs as mma.m16n8k16 A
-// fragments (H / 16 registers a lane, the array the caller passes, which
-// becomes registers once inlined). From H = 1472 the LSTM's fourth tile
-// does not fit in registers: its rows stay in shared memory and the three
-// warps of a slice share its product by batch tiles. Each slice's sums go to a
-// region of their own, batch-major, and rowSum adds them.
+// hidden units [Uk, Uk + U) (U = 16, or 8 in the TF32 layouts of three and
+// four gates). Forward: its rows are q·H + Uk + u of U ([G·H, H], rows are
+// output columns), gate-major, in 16-row tiles; the staged vector is
+// h_{t-1} [B, H]. Backward (dh = dgates x U, 16-bit only): its one tile's
+// row u is column 16k + u of U over the G·H inputs; the staged vector is
+// the step's gate gradients [B, G·H]. Warp (tile, slice) holds its tile's
+// rows over its slice of the inputs as mma A fragments (H / 16 registers a
+// lane, the array the caller passes, which becomes registers once
+// inlined): 16-bit operands, H / 4 inputs as m16n8k16 fragments; f32 ones,
+// H / 8 inputs rounded to TF32 as m16n8k8 fragments, the staged f32 vector
+// read as it is (the tensor cores take its TF32 bits). From H = 1472 the LSTM's
+// fourth tile does not fit in registers: its rows stay in shared memory and the
+// three warps of a slice share its product by batch tiles. Each slice's sums go
+// to a region of their own, batch-major, and rowSum adds them.
 //
 // A recurrence whose H is not a multiple of 64 runs on the entry points of
 // the next one: begin() takes the real H and loads zero weights for the
@@ -41,24 +44,37 @@ namespace {
 using namespace rnn::persistent;
 constexpr int kCluster = kClusterSize;
 
-template <Direction D, int G, int H> struct Shape {
-  static constexpr Layout kLayout = layoutFor(D, G, H);
+// The staged vector's element: the 16-bit operands' bits, or f32.
+template <Operands O> struct Element {
+  using Type = unsigned short;
+};
+template <> struct Element<Operands::TF32> {
+  using Type = float;
+};
+
+template <Direction D, Operands O, int G, int H> struct Shape {
+  static constexpr Layout kLayout = layoutFor(D, O, G, H);
   static constexpr bool kForward = D == Direction::Forward;
-  static constexpr int kUnits = kUnitsPerBlock;
+  static constexpr bool kTf32 = O == Operands::TF32;
+  using T = typename Element<O>::Type;
+  static constexpr int kBytes = operandBytes(O);
+  static constexpr int kUnits = kLayout.unitsPerBlock;
   static constexpr int kMaxTiles = kLayout.maxBatch / kBatchTile;
   static constexpr int kThreads = kLayout.threads;
   static constexpr int kSlices = kLayout.slices;
   static constexpr int kWidth = kLayout.stagedWidth;
-  static constexpr int kLd = stagedRowBytes(kWidth) / 2; // bf16 a row
-  static constexpr int kSlice = H / 4;                   // inputs a warp
-  static constexpr int kSteps = kSlice / 16;             // k16 steps a warp
+  static constexpr int kLd = stagedRowElements(kWidth); // elements a row
+  static constexpr int kSlice = kWidth / kSlices;       // inputs a warp
+  static constexpr int kK = kTf32 ? 8 : 16;             // the mma's k
+  static constexpr int kSteps = kSlice / kK;            // mmas a chain
   static constexpr int kSumsLd = kLayout.rowTiles * kTileRows + 1;
   static constexpr int kSumsStride = kLayout.maxBatch * kSumsLd;
-  static constexpr int kStagedBytes = kLayout.maxBatch * stagedRowBytes(kWidth);
-  // The LSTM from H = 1472: its fourth gate's tile in shared memory.
+  static constexpr int kStagedBytes =
+      kLayout.maxBatch * stagedRowBytes(kWidth, kBytes);
+  // The 16-bit LSTM from H = 1472: its fourth gate's tile in shared memory.
   static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
   static constexpr int kSharedTileBytes =
-      kSharedTile ? kTileRows * stagedRowBytes(kWidth) : 0;
+      kSharedTile ? kTileRows * stagedRowBytes(kWidth, 2) : 0;
   // How the product goes through the batch tiles (H100, 2026-11-27, the
   // bf16 LSTM and GRU, docs/performance-notes.md): with registers to spare,
   // all tiles first, then their chains interleaved (the H = 768 forward
@@ -80,8 +96,8 @@ __device__ __forceinline__ unsigned smem32(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ __nv_bfloat16 *stagedVector() {
-  return reinterpret_cast<__nv_bfloat16 *>(dynamicShared);
+template <class S> __device__ __forceinline__ typename S::T *stagedVector() {
+  return reinterpret_cast<typename S::T *>(dynamicShared);
 }
 template <class S> __device__ __forceinline__ __nv_bfloat16 *sharedTile() {
   return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + S::kStagedBytes);
@@ -97,12 +113,18 @@ __device__ __forceinline__ unsigned long long globalNanoseconds() {
   return now;
 }
 
-// One m16n8k16 tensor-core product of 16-bit operands (bf16, or f16 where
-// `F16`) into f32 accumulators.
-template <bool F16>
-__device__ __forceinline__ void mma16(float (&d)[4], const unsigned *a,
-                                      unsigned b0, unsigned b1) {
-  if constexpr (F16)
+// One tensor-core product into f32 accumulators: m16n8k16 of 16-bit
+// operands (bf16, or f16), or m16n8k8 of TF32 ones.
+template <Operands O>
+__device__ __forceinline__ void mma(float (&d)[4], const unsigned *a,
+                                    unsigned b0, unsigned b1) {
+  if constexpr (O == Operands::TF32)
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0),
+                   "r"(b1));
+  else if constexpr (O == Operands::F16)
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -127,20 +149,44 @@ __device__ __forceinline__ void waitPhase(unsigned long long *bar,
                  : "memory");
 }
 
+// The B fragment (b0, b1) of an mma from the staged vector at `p`, the
+// lane's address of the chain's step: 16-bit, ldmatrix's two 8x8 tiles;
+// f32, the lane's two adjacent inputs (the A fragments hold the same inputs
+// in the same order: k = t and t + 4 of the mma are inputs 2t and 2t + 1).
+__device__ __forceinline__ void loadB(const unsigned short *p, unsigned &b0,
+                                      unsigned &b1) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+               : "=r"(b0), "=r"(b1)
+               : "r"(smem32(p)));
+}
+__device__ __forceinline__ void loadB(const float *p, unsigned &b0,
+                                      unsigned &b1) {
+  asm volatile("ld.shared.v2.b32 {%0,%1}, [%2];"
+               : "=r"(b0), "=r"(b1)
+               : "r"(smem32(p)));
+}
+
+// f32 `x` rounded to the nearest TF32 value, as its bits.
+__device__ __forceinline__ unsigned toTf32(float x) {
+  unsigned y;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(y) : "f"(x));
+  return y;
+}
+
 // The layout's H (a multiple of 64) may exceed the recurrence's `hidden`:
 // the units and inputs past it are padding, with zero weights.
 
 // Forward: the row of U ([G*hidden, hidden]) that row `row` of the block's
 // tiles holds (rows are gate-major: gate = row / units), or null for a
-// padding row.
-template <int G>
-__device__ __forceinline__ const unsigned short *rowOfU(const __nv_bfloat16 *u,
-                                                        int row, int hidden) {
-  int gate = row / kUnitsPerBlock;
-  int unit = blockIdx.x * kUnitsPerBlock + row % kUnitsPerBlock;
+// padding row (past `hidden`, or an odd G's last half tile).
+template <class S, int G>
+__device__ __forceinline__ const typename S::T *rowOfU(const void *u, int row,
+                                                       int hidden) {
+  int gate = row / S::kUnits;
+  int unit = blockIdx.x * S::kUnits + row % S::kUnits;
   if (gate >= G || unit >= hidden)
     return nullptr;
-  return reinterpret_cast<const unsigned short *>(u) +
+  return static_cast<const typename S::T *>(u) +
          (size_t)(gate * hidden + unit) * hidden;
 }
 
@@ -148,19 +194,19 @@ __device__ __forceinline__ const unsigned short *rowOfU(const __nv_bfloat16 *u,
 // in the layout's input space): forward, two adjacent entries of a row of
 // U; backward, entries (k, n) and (k + 1, n) of U for the row's unit n,
 // input k being unit k % H of gate k / H. Zero past `hidden`.
-template <Direction D, int G, int H>
-__device__ __forceinline__ unsigned fragmentWord(const __nv_bfloat16 *u,
-                                                 int row, int k, int hidden) {
-  if constexpr (D == Direction::Forward) {
-    const unsigned short *r = rowOfU<G>(u, row, hidden);
+template <class S, int G, int H>
+__device__ __forceinline__ unsigned fragmentWord(const void *u, int row, int k,
+                                                 int hidden) {
+  if constexpr (S::kForward) {
+    const unsigned short *r = rowOfU<S, G>(u, row, hidden);
     if (!r || k >= hidden)
       return 0u;
     if (hidden % 2 == 0) // both in range, the pair 4-byte aligned
       return *reinterpret_cast<const unsigned *>(r + k);
     return (unsigned)r[k] | (k + 1 < hidden ? (unsigned)r[k + 1] << 16 : 0u);
   } else {
-    const unsigned short *w = reinterpret_cast<const unsigned short *>(u);
-    int n = blockIdx.x * kUnitsPerBlock + row, gate = k / H, j = k % H;
+    const unsigned short *w = static_cast<const unsigned short *>(u);
+    int n = blockIdx.x * S::kUnits + row, gate = k / H, j = k % H;
     if (n >= hidden || j >= hidden)
       return 0u;
     size_t at = (size_t)(gate * hidden + j) * hidden + n;
@@ -169,10 +215,19 @@ __device__ __forceinline__ unsigned fragmentWord(const __nv_bfloat16 *u,
   }
 }
 
-template <Direction D, int G, int H>
-__device__ __forceinline__ void begin(const __nv_bfloat16 *u,
-                                      unsigned *fragments, int hidden) {
-  using S = Shape<D, G, H>;
+// The TF32 forward's A fragment entry of the block's row `row` at input k:
+// U's f32 entry rounded to TF32, zero past `hidden`.
+template <class S, int G>
+__device__ __forceinline__ unsigned tf32Entry(const void *u, int row, int k,
+                                              int hidden) {
+  const float *r = rowOfU<S, G>(u, row, hidden);
+  return r && k < hidden ? toTf32(r[k]) : 0u;
+}
+
+template <Direction D, Operands O, int G, int H>
+__device__ __forceinline__ void begin(const void *u, unsigned *fragments,
+                                      int hidden) {
+  using S = Shape<D, O, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
@@ -192,7 +247,7 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
     for (int v = tid; v < kTileRows * H / 8; v += S::kThreads) {
       int row = v / (H / 8), col = 8 * (v % (H / 8));
       const unsigned short *r =
-          rowOfU<G>(u, S::kLayout.registerTiles * kTileRows + row, hidden);
+          rowOfU<S, G>(u, S::kLayout.registerTiles * kTileRows + row, hidden);
       unsigned short *to =
           reinterpret_cast<unsigned short *>(shared + row * S::kLd + col);
       if (r && hidden == H) {
@@ -204,17 +259,27 @@ __device__ __forceinline__ void begin(const __nv_bfloat16 *u,
       }
     }
   }
-  // Lane (g, t)'s A fragments: a0 (row g, k 2t), a1 (row g + 8), a2 (row g,
-  // k 2t + 8), a3 (row g + 8, k 2t + 8) of each k16 step.
   const int lo = tile * kTileRows + g, hi = lo + 8;
   const int k0 = S::kSlice * slice;
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk) {
-    int k = k0 + 16 * kk + 2 * t;
-    fragments[4 * kk] = fragmentWord<D, G, H>(u, lo, k, hidden);
-    fragments[4 * kk + 1] = fragmentWord<D, G, H>(u, hi, k, hidden);
-    fragments[4 * kk + 2] = fragmentWord<D, G, H>(u, lo, k + 8, hidden);
-    fragments[4 * kk + 3] = fragmentWord<D, G, H>(u, hi, k + 8, hidden);
+    int k = k0 + S::kK * kk + 2 * t;
+    if constexpr (S::kTf32) {
+      // Lane (g, t)'s m16n8k8 A fragments: a0 (row g, k t), a1 (row g + 8),
+      // a2 (row g, k t + 4), a3 (row g + 8, k t + 4), k t and t + 4 being
+      // inputs 2t and 2t + 1 of the step (loadB's order).
+      fragments[4 * kk] = tf32Entry<S, G>(u, lo, k, hidden);
+      fragments[4 * kk + 1] = tf32Entry<S, G>(u, hi, k, hidden);
+      fragments[4 * kk + 2] = tf32Entry<S, G>(u, lo, k + 1, hidden);
+      fragments[4 * kk + 3] = tf32Entry<S, G>(u, hi, k + 1, hidden);
+    } else {
+      // Lane (g, t)'s m16n8k16 A fragments: a0 (row g, k 2t), a1 (row g + 8),
+      // a2 (row g, k 2t + 8), a3 (row g + 8, k 2t + 8).
+      fragments[4 * kk] = fragmentWord<S, G, H>(u, lo, k, hidden);
+      fragments[4 * kk + 1] = fragmentWord<S, G, H>(u, hi, k, hidden);
+      fragments[4 * kk + 2] = fragmentWord<S, G, H>(u, lo, k + 8, hidden);
+      fragments[4 * kk + 3] = fragmentWord<S, G, H>(u, hi, k + 8, hidden);
+    }
   }
   __syncthreads();
 }
@@ -246,21 +311,19 @@ __device__ __forceinline__ bool ownsSharedBatchTile(int tile, int nt) {
 // The block's rows times staged batch tile `nt` into the slice's sums, in
 // two accumulator chains over alternate k16 steps (a chain of dependent
 // mmas waits on each one's latency).
-template <class S, bool F16>
+template <class S, Operands O>
 __device__ __forceinline__ void
-multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
+multiplyTile(int nt, const unsigned *fragments, const typename S::T *bBase,
              const __nv_bfloat16 *aShared, float *mine, int tile, int g,
              int t) {
-  const __nv_bfloat16 *bTile = bBase + nt * kBatchTile * S::kLd;
+  const typename S::T *bTile = bBase + nt * kBatchTile * S::kLd;
   const int b = nt * kBatchTile + 2 * t;
   float acc[2][4] = {};
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk) {
     unsigned b0, b1;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                 : "=r"(b0), "=r"(b1)
-                 : "r"(smem32(bTile + 16 * kk)));
-    mma16<F16>(acc[kk % 2], fragments + 4 * kk, b0, b1);
+    loadB(bTile + S::kK * kk, b0, b1);
+    mma<O>(acc[kk % 2], fragments + 4 * kk, b0, b1);
   }
   // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
   storeSums<S>(mine, b, tile * kTileRows + g, acc[0][0] + acc[1][0],
@@ -276,10 +339,8 @@ multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
             "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
             : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
             : "r"(smem32(aShared + 16 * kk)));
-        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                     : "=r"(b0), "=r"(b1)
-                     : "r"(smem32(bTile + 16 * kk)));
-        mma16<F16>(accS[kk % 2], a, b0, b1);
+        loadB(bTile + 16 * kk, b0, b1);
+        mma<O>(accS[kk % 2], a, b0, b1);
       }
       storeSums<S>(mine, b, S::kLayout.registerTiles * kTileRows + g,
                    accS[0][0] + accS[1][0], accS[0][1] + accS[1][1],
@@ -291,19 +352,17 @@ multiplyTile(int nt, const unsigned *fragments, const __nv_bfloat16 *bBase,
 // The block's rows times the staged batch tiles 0 .. NT - 1, all arrived,
 // into the slice's sums: one accumulator chain per batch tile (two over
 // alternate k16 steps for a single tile), interleaved.
-template <class S, bool F16, int NT>
+template <class S, Operands O, int NT>
 __device__ __forceinline__ void
-multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
+multiplyTiles(const unsigned *fragments, const typename S::T *bBase,
               const __nv_bfloat16 *aShared, float *mine, int tile, int g,
               int t) {
   constexpr int kChains = NT == 1 ? 2 : 1;
   float acc[NT][kChains][4] = {};
   auto step = [&](int nt, int kk) {
     unsigned b0, b1;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-                 : "=r"(b0), "=r"(b1)
-                 : "r"(smem32(bBase + nt * kBatchTile * S::kLd + 16 * kk)));
-    mma16<F16>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
+    loadB(bBase + nt * kBatchTile * S::kLd + S::kK * kk, b0, b1);
+    mma<O>(acc[nt][kk % kChains], fragments + 4 * kk, b0, b1);
   };
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk)
@@ -340,11 +399,8 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
         if (j >= count || first + j >= NT)
           continue;
         unsigned b0, b1;
-        asm volatile(
-            "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
-            : "=r"(b0), "=r"(b1)
-            : "r"(smem32(bBase + (first + j) * kBatchTile * S::kLd + 16 * kk)));
-        mma16<F16>(accS[j], a, b0, b1);
+        loadB(bBase + (first + j) * kBatchTile * S::kLd + 16 * kk, b0, b1);
+        mma<O>(accS[j], a, b0, b1);
       }
     }
     const int rowS = S::kLayout.registerTiles * kTileRows + g;
@@ -363,16 +419,16 @@ multiplyTiles(const unsigned *fragments, const __nv_bfloat16 *bBase,
 // stagedRowElements(width) apart). Returns once the wait is over in every
 // thread: the wait's acquire empties L1, so what the caller prefetches into
 // L1 for the step goes after it.
-template <Direction D, int G, int H>
-__device__ __forceinline__ void stage(int waitSteps, int batch,
-                                      const __nv_bfloat16 *vector,
-                                      const unsigned *counter) {
-  using S = Shape<D, G, H>;
+template <Direction D, Operands O, int G, int H>
+__device__ __forceinline__ void
+stage(int waitSteps, int batch, const void *vector, const unsigned *counter) {
+  using S = Shape<D, O, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Whole 8-row tiles and a last partial one: its missing rows are never
   // staged, and the columns of the product they feed are never read.
   const int tiles = (batch + kBatchTile - 1) / kBatchTile;
-  __nv_bfloat16 *staged = stagedVector();
+  typename S::T *staged = stagedVector<S>();
+  const typename S::T *rows = static_cast<const typename S::T *>(vector);
   if (warp == 0) {
     if (waitSteps > 0) {
       // Every block has written the vector: the counter counts blocks done
@@ -415,20 +471,20 @@ __device__ __forceinline__ void stage(int waitSteps, int batch,
       asm volatile(
           "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
               smem32(&rowsIn[nt])),
-          "r"((end - kBatchTile * nt) * S::kLd * 2)
+          "r"((end - kBatchTile * nt) * S::kLd * S::kBytes)
           : "memory");
     }
     if (lane < tiles * (kHalf / kRowsPerCopy)) {
       const int nt = lane / (kHalf / kRowsPerCopy);
       const int first = kBatchTile * nt + (int)rank * kHalf +
                         kRowsPerCopy * (lane % (kHalf / kRowsPerCopy));
-      const int rows = min(first + kRowsPerCopy, batch) - first;
-      if (rows > 0)
+      const int count = min(first + kRowsPerCopy, batch) - first;
+      if (count > 0)
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
                      "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
                      "[%3], %4;" ::"r"(smem32(staged + first * S::kLd)),
-                     "l"(vector + (size_t)first * S::kLd),
-                     "r"(rows * S::kLd * 2), "r"(smem32(&rowsIn[nt])),
+                     "l"(rows + (size_t)first * S::kLd),
+                     "r"(count * S::kLd * S::kBytes), "r"(smem32(&rowsIn[nt])),
                      "h"((unsigned short)((1 << kCluster) - 1))
                      : "memory");
     }
@@ -437,21 +493,25 @@ __device__ __forceinline__ void stage(int waitSteps, int batch,
 }
 
 // Multiplies the vector that stage() of this `phase` copies in by the
-// block's rows into the slices' sums. The weights and the vector are bf16,
-// or f16 where `F16` (the same bits move either way; only the product
-// differs).
-template <Direction D, int G, int H, bool F16>
+// block's rows into the slices' sums. The 16-bit weights and vector are
+// bf16 or f16 (the same bits move either way; only the product differs).
+template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void multiply(int phase, int batch,
                                          const unsigned *fragments) {
-  using S = Shape<D, G, H>;
+  using S = Shape<D, O, G, H>;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
   const int tiles = (batch + kBatchTile - 1) / kBatchTile;
-  const __nv_bfloat16 *staged = stagedVector();
+  const typename S::T *staged = stagedVector<S>();
   float *mine = sliceSums<S>() + slice * S::kSumsStride;
-  const __nv_bfloat16 *bBase =
-      staged + (lane % 8) * S::kLd + S::kSlice * slice + 8 * ((lane / 8) % 2);
+  // The lane's address of the first step's B fragment (loadB): 16-bit,
+  // ldmatrix's row lane % 8 of the first or second 8x8 tile; f32, batch row
+  // g's inputs 2t and 2t + 1.
+  const typename S::T *bBase =
+      S::kTf32 ? staged + g * S::kLd + S::kSlice * slice + 2 * t
+               : staged + (lane % 8) * S::kLd + S::kSlice * slice +
+                     8 * ((lane / 8) % 2);
   const __nv_bfloat16 *aShared = sharedTile<S>() +
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
                                  8 * (lane / 16) + S::kSlice * slice;
@@ -461,16 +521,16 @@ __device__ __forceinline__ void multiply(int phase, int batch,
       waitPhase(&rowsIn[nt], phase & 1);
     static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
     if (tiles == 1 || S::kMaxTiles == 1)
-      multiplyTiles<S, F16, 1>(fragments, bBase, aShared, mine, tile, g, t);
+      multiplyTiles<S, O, 1>(fragments, bBase, aShared, mine, tile, g, t);
     else if (tiles == 2 || S::kMaxTiles == 2)
-      multiplyTiles<S, F16, (S::kMaxTiles < 2 ? 1 : 2)>(
-          fragments, bBase, aShared, mine, tile, g, t);
+      multiplyTiles<S, O, (S::kMaxTiles < 2 ? 1 : 2)>(fragments, bBase, aShared,
+                                                      mine, tile, g, t);
     else if (tiles == 3 || S::kMaxTiles == 3)
-      multiplyTiles<S, F16, (S::kMaxTiles < 3 ? 1 : 3)>(
-          fragments, bBase, aShared, mine, tile, g, t);
+      multiplyTiles<S, O, (S::kMaxTiles < 3 ? 1 : 3)>(fragments, bBase, aShared,
+                                                      mine, tile, g, t);
     else
-      multiplyTiles<S, F16, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
-                                          g, t);
+      multiplyTiles<S, O, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
+                                        g, t);
   } else {
     // Tile by tile as each arrives: the later tiles' copies land while the
     // earlier ones multiply.
@@ -479,19 +539,19 @@ __device__ __forceinline__ void multiply(int phase, int batch,
       if (nt >= tiles)
         break;
       waitPhase(&rowsIn[nt], phase & 1);
-      multiplyTile<S, F16>(nt, fragments, bBase, aShared, mine, tile, g, t);
+      multiplyTile<S, O>(nt, fragments, bBase, aShared, mine, tile, g, t);
     }
   }
   __syncthreads();
 }
 
-// The product's value for batch row b at the block's row gate * 16 + unit
-// (forward: the gate's sum for the unit; backward: gate 0, the unit's dh).
-template <Direction D, int G, int H>
+// The product's value for batch row b at the block's row gate * units +
+// unit (forward: the gate's sum for the unit; backward: gate 0, the unit's
+// dh).
+template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ float rowSum(int gate, int b, int unit) {
-  using S = Shape<D, G, H>;
-  const float *q =
-      sliceSums<S>() + b * S::kSumsLd + gate * kUnitsPerBlock + unit;
+  using S = Shape<D, O, G, H>;
+  const float *q = sliceSums<S>() + b * S::kSumsLd + gate * S::kUnits + unit;
   float sum = 0.f;
 #pragma unroll
   for (int s = 0; s < S::kSlices; ++s)
@@ -529,33 +589,29 @@ rnn_persistent_tanh(float x) {
 // The entry points, through Entry: a layout the header rejects has entry
 // points that trap (the compiler never calls them), and its templates are
 // never instantiated.
-template <Direction D, int G, int H, bool F16,
-          bool Valid = layoutFor(D, G, H).valid>
+template <Direction D, Operands O, int G, int H,
+          bool Valid = layoutFor(D, O, G, H).valid>
 struct Entry {
   static __device__ __forceinline__ void
-  begin(const __nv_bfloat16 *u, unsigned *fragments, int hidden) {
-    ::begin<D, G, H>(u, fragments, hidden);
+  begin(const void *u, unsigned *fragments, int hidden) {
+    ::begin<D, O, G, H>(u, fragments, hidden);
   }
-  static __device__ __forceinline__ void stage(int waitSteps, int batch,
-                                               const __nv_bfloat16 *vector,
-                                               const unsigned *counter) {
-    ::stage<D, G, H>(waitSteps, batch, vector, counter);
+  static __device__ __forceinline__ void
+  stage(int waitSteps, int batch, const void *vector, const unsigned *counter) {
+    ::stage<D, O, G, H>(waitSteps, batch, vector, counter);
   }
   static __device__ __forceinline__ void multiply(int phase, int batch,
                                                   const unsigned *fragments) {
-    ::multiply<D, G, H, F16>(phase, batch, fragments);
+    ::multiply<D, O, G, H>(phase, batch, fragments);
   }
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
-    return rowSum<D, G, H>(gate, b, unit);
+    return rowSum<D, O, G, H>(gate, b, unit);
   }
 };
-template <Direction D, int G, int H, bool F16>
-struct Entry<D, G, H, F16, false> {
-  static __device__ void begin(const __nv_bfloat16 *, unsigned *, int) {
-    __trap();
-  }
-  static __device__ void stage(int, int, const __nv_bfloat16 *,
-                               const unsigned *) {
+template <Direction D, Operands O, int G, int H>
+struct Entry<D, O, G, H, false> {
+  static __device__ void begin(const void *, unsigned *, int) { __trap(); }
+  static __device__ void stage(int, int, const void *, const unsigned *) {
     __trap();
   }
   static __device__ void multiply(int, int, const unsigned *) { __trap(); }
@@ -566,41 +622,45 @@ struct Entry<D, G, H, F16, false> {
 };
 
 // The entry points the generated kernels call, one set per (direction,
-// element type, gates, H), named rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_
+// operands, gates, H), named rnn_persistent_{fwd,bwd}[_f16|_tf32]_g<G>_h<H>_
 // <entry> (bf16 without a suffix). Inlined always: the weight fragments
 // stay in registers only if every call that touches them is inlined into
 // the kernel.
-#define RNN_PERSISTENT_ENTRY_POINTS(NAME, D, F16, G, H)                        \
+#define RNN_PERSISTENT_ENTRY_POINTS(NAME, D, O, G, H)                          \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_begin(                                 \
-      const __nv_bfloat16 *u, unsigned *fragments, int hidden) {               \
-    Entry<D, G, H, F16>::begin(u, fragments, hidden);                          \
+      const void *u, unsigned *fragments, int hidden) {                        \
+    Entry<D, O, G, H>::begin(u, fragments, hidden);                            \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_stage(int waitSteps, int batch,        \
-                                              const __nv_bfloat16 *vector,     \
-                                              const unsigned *counter) {       \
-    Entry<D, G, H, F16>::stage(waitSteps, batch, vector, counter);             \
+  rnn_persistent_##NAME##_g##G##_h##H##_stage(                                 \
+      int waitSteps, int batch, const void *vector, const unsigned *counter) { \
+    Entry<D, O, G, H>::stage(waitSteps, batch, vector, counter);               \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_multiply(int phase, int batch,         \
                                                  const unsigned *fragments) {  \
-    Entry<D, G, H, F16>::multiply(phase, batch, fragments);                    \
+    Entry<D, O, G, H>::multiply(phase, batch, fragments);                      \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) float                   \
   rnn_persistent_##NAME##_g##G##_h##H##_sum(int gate, int b, int unit) {       \
-    return Entry<D, G, H, F16>::sum(gate, b, unit);                            \
+    return Entry<D, O, G, H>::sum(gate, b, unit);                              \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_release(unsigned *counter) {           \
     release(counter);                                                          \
   }
 
+// (No TF32 backward: the header has no layout for it.)
 #define RNN_PERSISTENT_GATES(G, H)                                             \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, false, G, H)            \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, false, G, H)           \
-  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, true, G, H)         \
-  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, true, G, H)
+  RNN_PERSISTENT_ENTRY_POINTS(fwd, Direction::Forward, Operands::BF16, G, H)   \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd, Direction::Backward, Operands::BF16, G, H)  \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd_f16, Direction::Forward, Operands::F16, G,   \
+                              H)                                               \
+  RNN_PERSISTENT_ENTRY_POINTS(bwd_f16, Direction::Backward, Operands::F16, G,  \
+                              H)                                               \
+  RNN_PERSISTENT_ENTRY_POINTS(fwd_tf32, Direction::Forward, Operands::TF32, G, \
+                              H)
 // Every gate count from kMinGates to kMaxGates.
 static_assert(kMinGates == 1 && kMaxGates == 4, "the gate counts below");
 #define RNN_PERSISTENT_HIDDEN(H)                                               \

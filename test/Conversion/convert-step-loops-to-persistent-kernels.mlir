@@ -235,7 +235,7 @@ func.func @lstm_like(%xs: memref<?x?x8192xf32>, %u: memref<8192x2048xbf16>,
 // -----
 
 // Left alone: a hidden size without library entry points (H = 400: padded to 448, below
-// the smallest layout, 512), an f32 state, and
+// the smallest layout, 512), an f32 product that does not allow TF32, and
 // a step with anything else in it (here a copy).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -529,5 +529,184 @@ func.func @nested_in_loop(%cond: i1, %xp: memref<?x?x6144xf32>, %u: memref<6144x
     }
   }
   memref.dealloc %p : memref<?x6144xf32>
+  return
+}
+
+// -----
+
+// f32 products that allow TF32 run on the library's TF32 layouts: the
+// LSTM-like step of four gates at H = 1024 as 128 blocks of 8 units (two
+// 16-row tiles, 8 K slices: 512 threads), its staged vector f32 with rows of
+// H + 8, the cell's tanh in IEEE form (no approximate tanh: the state the
+// product reads is the f32 state itself).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @tf32_four_gates
+// CHECK: call @rnn_cuda_persistent_batch_tiles(%c128_i32)
+// CHECK: memref.alloc(%{{.*}}) : memref<2x?x1032xf32>
+// CHECK: gpu.launch clusters({{.*}}) blocks({{.*}}) in ({{.*}} = %c128{{.*}}) threads({{.*}}) in ({{.*}} = %c512
+// CHECK:   func.call @rnn_persistent_fwd_tf32_g4_h1024_begin
+// CHECK:   scf.for
+// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_stage
+// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_multiply
+// The block's elements: its 8 units of each batch row.
+// CHECK:     scf.for
+// CHECK:       arith.remui %{{.*}}, %c8
+// CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_sum
+// CHECK-NOT:   rnn_persistent_tanh
+// CHECK:       math.tanh
+// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_release
+func.func @tf32_four_gates(%xs: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>,
+                  %ys: memref<?x?x1024xf32>, %h: memref<?x1024xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %h, %c0 : memref<?x1024xf32>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x4096xf32>
+  memref.copy %xs, %xp : memref<?x?x4096xf32> to memref<?x?x4096xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<4096x1024xf32>) outs(%x : memref<?x4096xf32, strided<[4096, 1], offset: ?>>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32, rnn.gemm_allow_tf32} {
+    ^bb0(%in: f32, %w: f32, %acc: f32):
+      %0 = arith.mulf %in, %w : f32
+      %1 = arith.addf %acc, %0 : f32
+      linalg.yield %1 : f32
+    }
+    %g0 = memref.subview %x[0, 0] [%batch, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %gl = memref.subview %x[0, 3072] [%batch, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %gl, %h : memref<?x1024xf32, strided<[4096, 1], offset: ?>>, memref<?x1024xf32, strided<[4096, 1], offset: ?>>, memref<?x1024xf32>)
+        outs(%h, %y : memref<?x1024xf32>, memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%a: f32, %n: f32, %hv: f32, %o0: f32, %o1: f32):
+      %0 = arith.mulf %a, %n : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.addf %1, %hv : f32
+      linalg.yield %2, %2 : f32, f32
+    }
+  }
+  memref.dealloc %xp : memref<?x?x4096xf32>
+  return
+}
+
+// The vanilla RNN's one gate at H = 2048: 16 units a block (one tile),
+// 128 blocks of 256 threads.
+// CHECK-LABEL: func.func @tf32_one_gate
+// CHECK: memref.alloc(%{{.*}}) : memref<2x?x2056xf32>
+// CHECK: gpu.launch clusters({{.*}}) blocks({{.*}}) in ({{.*}} = %c128{{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK:   func.call @rnn_persistent_fwd_tf32_g1_h2048_begin
+// CHECK:       arith.remui %{{.*}}, %c16
+func.func @tf32_one_gate(%xs: memref<?x?x2048xf32>, %u: memref<2048x2048xf32>,
+                  %ys: memref<?x?x2048xf32>, %h: memref<?x2048xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %h, %c0 : memref<?x2048xf32>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x2048xf32>
+  memref.copy %xs, %xp : memref<?x?x2048xf32> to memref<?x?x2048xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 2048] [1, 1, 1] : memref<?x?x2048xf32> to memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x2048xf32>, memref<2048x2048xf32>) outs(%x : memref<?x2048xf32, strided<[2048, 1], offset: ?>>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32, rnn.gemm_allow_tf32} {
+    ^bb0(%in: f32, %w: f32, %acc: f32):
+      %0 = arith.mulf %in, %w : f32
+      %1 = arith.addf %acc, %0 : f32
+      linalg.yield %1 : f32
+    }
+    %g0 = memref.subview %x[0, 0] [%batch, 2048] [1, 1] : memref<?x2048xf32, strided<[2048, 1], offset: ?>> to memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    %gl = memref.subview %x[0, 0] [%batch, 2048] [1, 1] : memref<?x2048xf32, strided<[2048, 1], offset: ?>> to memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 2048] [1, 1, 1] : memref<?x?x2048xf32> to memref<?x2048xf32, strided<[2048, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %gl, %h : memref<?x2048xf32, strided<[2048, 1], offset: ?>>, memref<?x2048xf32, strided<[2048, 1], offset: ?>>, memref<?x2048xf32>)
+        outs(%h, %y : memref<?x2048xf32>, memref<?x2048xf32, strided<[2048, 1], offset: ?>>) {
+    ^bb0(%a: f32, %n: f32, %hv: f32, %o0: f32, %o1: f32):
+      %0 = arith.mulf %a, %n : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.addf %1, %hv : f32
+      linalg.yield %2, %2 : f32, f32
+    }
+  }
+  memref.dealloc %xp : memref<?x?x2048xf32>
+  return
+}
+
+// Left alone: the same f32 step without TF32 (the library has no f32
+// product of full precision), and four gates at H = 1088, whose 136 blocks
+// of 8 units would not all fit on the GPU at once.
+// CHECK-LABEL: func.func @f32_without_tf32
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: rnn_persistent
+// CHECK: return
+func.func @f32_without_tf32(%xs: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>,
+                  %ys: memref<?x?x1024xf32>, %h: memref<?x1024xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %h, %c0 : memref<?x1024xf32>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x4096xf32>
+  memref.copy %xs, %xp : memref<?x?x4096xf32> to memref<?x?x4096xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1024xf32>, memref<4096x1024xf32>) outs(%x : memref<?x4096xf32, strided<[4096, 1], offset: ?>>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: f32, %w: f32, %acc: f32):
+      %0 = arith.mulf %in, %w : f32
+      %1 = arith.addf %acc, %0 : f32
+      linalg.yield %1 : f32
+    }
+    %g0 = memref.subview %x[0, 0] [%batch, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %gl = memref.subview %x[0, 3072] [%batch, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %gl, %h : memref<?x1024xf32, strided<[4096, 1], offset: ?>>, memref<?x1024xf32, strided<[4096, 1], offset: ?>>, memref<?x1024xf32>)
+        outs(%h, %y : memref<?x1024xf32>, memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%a: f32, %n: f32, %hv: f32, %o0: f32, %o1: f32):
+      %0 = arith.mulf %a, %n : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.addf %1, %hv : f32
+      linalg.yield %2, %2 : f32, f32
+    }
+  }
+  memref.dealloc %xp : memref<?x?x4096xf32>
+  return
+}
+// CHECK-LABEL: func.func @tf32_too_many_blocks
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: rnn_persistent
+// CHECK: return
+func.func @tf32_too_many_blocks(%xs: memref<?x?x4352xf32>, %u: memref<4352x1088xf32>,
+                  %ys: memref<?x?x1088xf32>, %h: memref<?x1088xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %h, %c0 : memref<?x1088xf32>
+  %xp = memref.alloc(%steps, %batch) : memref<?x?x4352xf32>
+  memref.copy %xs, %xp : memref<?x?x4352xf32> to memref<?x?x4352xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    %x = memref.subview %xp[%t, 0, 0] [1, %batch, 4352] [1, 1, 1] : memref<?x?x4352xf32> to memref<?x4352xf32, strided<[4352, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%h, %u : memref<?x1088xf32>, memref<4352x1088xf32>) outs(%x : memref<?x4352xf32, strided<[4352, 1], offset: ?>>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32, rnn.gemm_allow_tf32} {
+    ^bb0(%in: f32, %w: f32, %acc: f32):
+      %0 = arith.mulf %in, %w : f32
+      %1 = arith.addf %acc, %0 : f32
+      linalg.yield %1 : f32
+    }
+    %g0 = memref.subview %x[0, 0] [%batch, 1088] [1, 1] : memref<?x4352xf32, strided<[4352, 1], offset: ?>> to memref<?x1088xf32, strided<[4352, 1], offset: ?>>
+    %gl = memref.subview %x[0, 3264] [%batch, 1088] [1, 1] : memref<?x4352xf32, strided<[4352, 1], offset: ?>> to memref<?x1088xf32, strided<[4352, 1], offset: ?>>
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 1088] [1, 1, 1] : memref<?x?x1088xf32> to memref<?x1088xf32, strided<[1088, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g0, %gl, %h : memref<?x1088xf32, strided<[4352, 1], offset: ?>>, memref<?x1088xf32, strided<[4352, 1], offset: ?>>, memref<?x1088xf32>)
+        outs(%h, %y : memref<?x1088xf32>, memref<?x1088xf32, strided<[1088, 1], offset: ?>>) {
+    ^bb0(%a: f32, %n: f32, %hv: f32, %o0: f32, %o1: f32):
+      %0 = arith.mulf %a, %n : f32
+      %1 = math.tanh %0 : f32
+      %2 = arith.addf %1, %hv : f32
+      linalg.yield %2, %2 : f32, f32
+    }
+  }
+  memref.dealloc %xp : memref<?x?x4352xf32>
   return
 }

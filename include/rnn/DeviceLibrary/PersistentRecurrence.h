@@ -22,8 +22,12 @@ constexpr int kClusterSize = 2;
 constexpr int kTileRows = 16;
 /// The most tiles of batch rows a layout stages (one mbarrier each).
 constexpr int kMaxBatchTiles = 4;
-/// Hidden units a block owns.
+/// Hidden units a block owns: 16 in the 16-bit layouts; 16 or 8 in the
+/// TF32 ones (layoutFor).
 constexpr int kUnitsPerBlock = 16;
+/// The most blocks of one batch tile's grid (every block on an SM of its own;
+/// the H100 and H200 have 132).
+constexpr int kMaxBlocks = 128;
 /// Hidden sizes with entry points: multiples of 64 (a K quarter of whole
 /// k16 steps, an even number of blocks for the clusters) in this range. At
 /// H = 256 the kernel's step was no faster than the step loop's (the GRU at
@@ -52,6 +56,14 @@ constexpr int kRegisters = 65536;
 constexpr int kRegistersBesidesFragments = 40;
 constexpr int kBackwardRegistersBesidesFragments = 72;
 
+/// What the product multiplies: 16-bit operands (bf16, or f16; the same
+/// layouts, m16n8k16 mmas) or f32 ones through TF32 tensor cores (m16n8k8
+/// mmas; a recurrence whose matmul allows TF32).
+enum class Operands { BF16, F16, TF32 };
+constexpr int operandBytes(Operands operands) {
+  return operands == Operands::TF32 ? 4 : 2;
+}
+
 /// The two recurrences the library runs.
 ///  * Forward: block k owns units [16k, 16k + 16) of every gate, i.e. the G·16
 ///    rows q·H + 16k + u of U ([G·H, H]), gate-major, one 16-row tile per
@@ -62,12 +74,14 @@ constexpr int kBackwardRegistersBesidesFragments = 72;
 ///    gradients [B, G·H] and gives dh.
 enum class Direction { Forward, Backward };
 
-/// How a recurrence is spread over the GPU: H / 16 blocks; warp (tile,
-/// slice) holds its tile's rows over a slice of H / 4 inputs as mma.m16n8k16
-/// A fragments (H / 16 registers a lane). Each slice's sums go to a region of
-/// their own, batch-major; a unit's value is the sum over the slices.
+/// How a recurrence is spread over the GPU: H / units blocks; warp (tile,
+/// slice) holds its tile's rows over a slice of the inputs as mma A fragments:
+/// 16-bit, H / 4 inputs a slice (m16n8k16); TF32, H / 8 (m16n8k8). Either way
+/// H / 16 registers a lane. Each slice's sums go to a region of their own,
+/// batch-major; a unit's value is the sum over the slices.
 struct Layout {
   bool valid;
+  int unitsPerBlock; // 16; 8 for the TF32 layouts whose 16 would not fit
   int rowTiles;      // 16-row tiles of the block's rows
   int registerTiles; // of which held in registers; at most one more in
                      // shared memory (the H = 2048 LSTM's fourth gate)
@@ -82,26 +96,86 @@ struct Layout {
   int sharedBytes;
 };
 
-/// 16-bit values of one staged row, padded so that ldmatrix reads the 8 rows
-/// of a tile from distinct banks. The generated kernel writes the vector with
-/// this row stride too, so that a block's rows of a batch tile are one
-/// contiguous bulk copy (a copy a row cost about 100 cycles of issue each).
+/// Values of one staged row, padded by 8 so that the 8 rows of a tile are
+/// read from distinct banks (16-bit: ldmatrix's 16-byte rows; f32: the TF32
+/// product's 8-byte pairs, rows 8 words apart mod 32). The generated kernel
+/// writes the vector with this row stride too, so that a block's rows of a
+/// batch tile are one contiguous bulk copy (a copy a row cost about 100
+/// cycles of issue each).
 constexpr int stagedRowElements(int width) { return width + 8; }
-constexpr int stagedRowBytes(int width) { return stagedRowElements(width) * 2; }
+constexpr int stagedRowBytes(int width, int elementBytes) {
+  return stagedRowElements(width) * elementBytes;
+}
 
 constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
-                             int width, int batch) {
-  return batch * stagedRowBytes(width) +
-         (rowTiles > registerTiles ? kTileRows * stagedRowBytes(width) : 0) +
+                             int width, int elementBytes, int batch) {
+  return batch * stagedRowBytes(width, elementBytes) +
+         (rowTiles > registerTiles
+              ? kTileRows * stagedRowBytes(width, elementBytes)
+              : 0) +
          slices * batch * (rowTiles * kTileRows + 1) * 4;
 }
 
-constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
+/// Threads whose lanes hold H / 16 fragment registers and `besides` more fit
+/// in the SM's registers.
+constexpr bool fitsRegisters(int threads, int hidden, int besides) {
+  return threads * (hidden / 16 + besides) <= kRegisters;
+}
+
+/// The most threads of a TF32 block: the GRU's layout of 16 units at
+/// H = 640 (3 tiles, 768 threads, 80 registers a lane) spilled 16 bytes
+/// (48 in its training forward); 8 units in 512 threads did not.
+constexpr int kMaxTf32Threads = 512;
+
+/// The TF32 forward layout: G gates' rows of 16 units a block in G tiles
+/// where those fit 512 threads (the vanilla RNN to H = 2048, two gates to
+/// 1408), else of 8 units in ceil(G / 2) tiles (an odd G's last tile half
+/// padding rows) while H / 8 blocks fit kMaxBlocks (three and four gates to
+/// H = 1024); 8 slices of H / 8 inputs; every tile in registers. Its f32
+/// staged rows are twice the 16-bit ones' bytes, its sums the same.
+constexpr Layout tf32LayoutFor(int gates, int hidden) {
+  Layout l{};
+  l.slices = 8;
+  l.stagedWidth = hidden;
+  l.unitsPerBlock = kUnitsPerBlock;
+  l.rowTiles = gates;
+  if (l.rowTiles * l.slices * 32 > kMaxTf32Threads ||
+      !fitsRegisters(l.rowTiles * l.slices * 32, hidden,
+                     kRegistersBesidesFragments)) {
+    l.unitsPerBlock = kUnitsPerBlock / 2;
+    l.rowTiles = (gates + 1) / 2;
+  }
+  l.registerTiles = l.rowTiles;
+  l.threads = l.rowTiles * l.slices * 32;
+  l.blocks = hidden / l.unitsPerBlock;
+  if (l.blocks > kMaxBlocks ||
+      !fitsRegisters(l.threads, hidden, kRegistersBesidesFragments))
+    return Layout{};
+  for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
+    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth, 4,
+                       batch) <= kSharedLimit) {
+      l.maxBatch = batch;
+      l.sharedBytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
+                                     l.stagedWidth, 4, batch);
+      break;
+    }
+  l.valid = l.maxBatch > 0;
+  return l;
+}
+
+/// The layout of a recurrence of `gates` gates and H = `hidden` (a multiple
+/// of 64 in [kMinHidden, kMaxHidden]) multiplying `operands`; not `valid`
+/// where the library has none (a TF32 backward, or weights that do not fit).
+constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
+                           int hidden) {
   Layout l{};
   if (gates < kMinGates || gates > kMaxGates || hidden % 64 != 0 ||
       hidden < kMinHidden || hidden > kMaxHidden)
     return l;
   bool forward = direction == Direction::Forward;
+  if (operands == Operands::TF32)
+    return forward ? tf32LayoutFor(gates, hidden) : l;
+  l.unitsPerBlock = kUnitsPerBlock;
   l.rowTiles = forward ? gates : 1;
   l.slices = forward ? 4 : 4 * gates;
   l.stagedWidth = forward ? hidden : gates * hidden;
@@ -119,11 +193,11 @@ constexpr Layout layoutFor(Direction direction, int gates, int hidden) {
   l.threads = l.registerTiles * l.slices * 32;
   l.blocks = hidden / kUnitsPerBlock;
   for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
-    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth,
+    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth, 2,
                        batch) <= kSharedLimit) {
       l.maxBatch = batch;
       l.sharedBytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
-                                     l.stagedWidth, batch);
+                                     l.stagedWidth, 2, batch);
       break;
     }
   // The shared tile's warps split four batch tiles between them.
@@ -160,8 +234,9 @@ static_assert(paddedHidden(kMinUnpaddedHidden) == kMinHidden &&
 
 /// Whether the library has entry points for this recurrence (those of its
 /// padded H).
-constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
-  return hidden > 0 && layoutFor(direction, static_cast<int>(gates),
+constexpr bool hasEntryPoints(Direction direction, Operands operands,
+                              long gates, long hidden) {
+  return hidden > 0 && layoutFor(direction, operands, static_cast<int>(gates),
                                  static_cast<int>(paddedHidden(hidden)))
                            .valid;
 }
@@ -170,8 +245,8 @@ constexpr bool hasEntryPoints(Direction direction, long gates, long hidden) {
 /// them, checked against the library by rnn-compile before it links
 /// (a call whose types differ from the definition would link, stay a call
 /// and not inline): the entry's name after
-/// rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_ (or after rnn_persistent_ for
-/// the shared ones), its parameters and its result, 'i' an i32, 'p' a
+/// rnn_persistent_{fwd,bwd}[_f16|_tf32]_g<G>_h<H>_ (or after rnn_persistent_
+/// for the shared ones), its parameters and its result, 'i' an i32, 'p' a
 /// pointer, 'f' an f32, 'v' none.
 struct EntryPointSignature {
   const char *entry;
@@ -187,16 +262,29 @@ inline constexpr EntryPointSignature kEntryPointSignatures[] = {
 inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
     {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
 
-static_assert(layoutFor(Direction::Forward, 4, 2048).sharedBytes == 230656,
+static_assert(layoutFor(Direction::Forward, Operands::BF16, 4, 2048)
+                      .sharedBytes == 230656,
               "as measured");
-static_assert(layoutFor(Direction::Forward, 3, 2048).sharedBytes == 156672,
+static_assert(layoutFor(Direction::Forward, Operands::BF16, 3, 2048)
+                      .sharedBytes == 156672,
               "as measured");
-static_assert(layoutFor(Direction::Forward, 4, 2048).threads == 384 &&
-                  layoutFor(Direction::Forward, 3, 2048).threads == 384,
-              "as measured");
-static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
-                  layoutFor(Direction::Backward, 4, 768).maxBatch == 32,
-              "FlashRNN's grid (H = 768, B = 16) fits");
+static_assert(
+    layoutFor(Direction::Forward, Operands::BF16, 4, 2048).threads == 384 &&
+        layoutFor(Direction::Forward, Operands::BF16, 3, 2048).threads == 384,
+    "as measured");
+static_assert(
+    layoutFor(Direction::Backward, Operands::BF16, 4, 768).valid &&
+        layoutFor(Direction::Backward, Operands::BF16, 4, 768).maxBatch == 32,
+    "FlashRNN's grid (H = 768, B = 16) fits");
+static_assert(layoutFor(Direction::Forward, Operands::TF32, 4, 1024).valid &&
+                  layoutFor(Direction::Forward, Operands::TF32, 4, 1024)
+                          .unitsPerBlock == 8 &&
+                  !layoutFor(Direction::Forward, Operands::TF32, 4, 1088).valid,
+              "the f32 LSTM's weights over 128 SMs up to H = 1024");
+static_assert(layoutFor(Direction::Forward, Operands::TF32, 1, 2048).valid &&
+                  layoutFor(Direction::Forward, Operands::TF32, 1, 2048)
+                          .unitsPerBlock == 16,
+              "the f32 vanilla RNN up to H = 2048");
 
 } // namespace rnn::persistent
 
@@ -206,15 +294,18 @@ static_assert(layoutFor(Direction::Backward, 4, 768).valid &&
 namespace rnn::persistent {
 
 /// The name of entry point `entry` (kEntryPointSignatures) of the layout of
-/// (`direction`, `gates`, `hidden`) for bf16 operands, or f16 where `f16`:
-/// rnn_persistent_{fwd,bwd}[_f16]_g<G>_h<H>_<entry>. Host code only: the
-/// compiler's declarations and its check of the library.
-inline std::string entryPointName(Direction direction, bool f16, long gates,
-                                  long hidden, const char *entry) {
+/// (`direction`, `operands`, `gates`, `hidden`):
+/// rnn_persistent_{fwd,bwd}[_f16|_tf32]_g<G>_h<H>_<entry> (bf16 without a
+/// suffix). Host code only: the compiler's declarations and its check of the
+/// library.
+inline std::string entryPointName(Direction direction, Operands operands,
+                                  long gates, long hidden, const char *entry) {
+  const char *suffix = operands == Operands::F16    ? "_f16"
+                       : operands == Operands::TF32 ? "_tf32"
+                                                    : "";
   return std::string("rnn_persistent_") +
-         (direction == Direction::Forward ? "fwd" : "bwd") +
-         (f16 ? "_f16" : "") + "_g" + std::to_string(gates) + "_h" +
-         std::to_string(hidden) + "_" + entry;
+         (direction == Direction::Forward ? "fwd" : "bwd") + suffix + "_g" +
+         std::to_string(gates) + "_h" + std::to_string(hidden) + "_" + entry;
 }
 
 } // namespace rnn::persistent

@@ -26,14 +26,17 @@ static bool isTimeLoop(scf::ForOp loop) {
 /// step loop, if the layout's batches are among them.
 static std::string withGridKernel(const std::string &block, bool grid,
                                   persistent::Direction direction,
+                                  std::optional<persistent::Operands> operands,
                                   int64_t gates, int64_t hidden) {
   if (!grid)
     return block;
   persistent::Layout layout =
-      persistent::layoutFor(direction, static_cast<int>(gates),
+      persistent::layoutFor(direction, *operands, static_cast<int>(gates),
                             static_cast<int>(persistent::paddedHidden(hidden)));
   std::string kernel =
       "grid-wide persistent kernel (device library, " +
+      (*operands == persistent::Operands::TF32 ? "TF32 products, "
+                                               : std::string()) +
       (persistent::paddedHidden(hidden) != hidden
            ? "H padded to " + std::to_string(persistent::paddedHidden(hidden)) +
                  ", "
@@ -87,7 +90,8 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                         *adjoint, maxSharedBytes,
                         clusterLimit(*adjoint, maxClusterSize, deviceLibrary)),
                     deviceLibrary && runsOnDeviceLibrary(*adjoint),
-                    persistent::Direction::Backward, adjoint->gates,
+                    persistent::Direction::Backward,
+                    deviceLibraryOperands(*adjoint), adjoint->gates,
                     adjoint->hidden)
              << "\n";
           return;
@@ -108,7 +112,8 @@ std::string rnn::describePersistentChoices(ModuleOp module,
                                *r, maxSharedBytes,
                                clusterLimit(*r, maxClusterSize, deviceLibrary)),
                            deviceLibrary && runsOnDeviceLibrary(*r),
-                           persistent::Direction::Forward, r->gates, r->hidden)
+                           persistent::Direction::Forward,
+                           deviceLibraryOperands(*r), r->gates, r->hidden)
          << "\n";
     });
   }

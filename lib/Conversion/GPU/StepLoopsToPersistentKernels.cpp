@@ -58,21 +58,45 @@ constexpr llvm::StringLiteral kTanh = "rnn_persistent_tanh";
 
 } // namespace
 
-/// The 16-bit types the library multiplies.
-static bool isLibraryType(Type type) { return type.isBF16() || type.isF16(); }
+/// What the library multiplies for a product of `element` operands (state
+/// and weight alike) whose generic is `product`: bf16, f16, or f32 where the
+/// product allows TF32 (an f32 product that does not keeps the step loop:
+/// the library has no full-precision f32 product).
+static std::optional<persistent::Operands> libraryOperands(Type element,
+                                                           Operation *product) {
+  if (element.isBF16())
+    return persistent::Operands::BF16;
+  if (element.isF16())
+    return persistent::Operands::F16;
+  if (element.isF32() && product->hasAttr(rnn::kGemmAllowTf32Attr))
+    return persistent::Operands::TF32;
+  return std::nullopt;
+}
+
+std::optional<persistent::Operands>
+rnn::deviceLibraryOperands(const StepRecurrence &r) {
+  if (r.headwise || r.weightElementType() != r.stateElementType())
+    return std::nullopt;
+  return libraryOperands(r.stateElementType(), r.matmul);
+}
+
+std::optional<persistent::Operands>
+rnn::deviceLibraryOperands(const AdjointRecurrence &r) {
+  if (r.headwise || r.weightElementType() != r.gradientElementType())
+    return std::nullopt;
+  return libraryOperands(r.gradientElementType(), r.matmul);
+}
 
 bool rnn::runsOnDeviceLibrary(const StepRecurrence &r) {
-  return !r.headwise && isLibraryType(r.stateElementType()) &&
-         r.weightElementType() == r.stateElementType() &&
-         persistent::hasEntryPoints(persistent::Direction::Forward, r.gates,
-                                    r.hidden);
+  std::optional<persistent::Operands> operands = deviceLibraryOperands(r);
+  return operands && persistent::hasEntryPoints(persistent::Direction::Forward,
+                                                *operands, r.gates, r.hidden);
 }
 
 bool rnn::runsOnDeviceLibrary(const AdjointRecurrence &r) {
-  return !r.headwise && isLibraryType(r.gradientElementType()) &&
-         r.weightElementType() == r.gradientElementType() &&
-         persistent::hasEntryPoints(persistent::Direction::Backward, r.gates,
-                                    r.hidden);
+  std::optional<persistent::Operands> operands = deviceLibraryOperands(r);
+  return operands && persistent::hasEntryPoints(persistent::Direction::Backward,
+                                                *operands, r.gates, r.hidden);
 }
 
 int64_t rnn::clusterLimit(const StepRecurrence &r, int64_t maxClusterSize,
@@ -101,13 +125,14 @@ namespace {
 /// and constants.
 class GridKernelBuilderBase {
 protected:
-  GridKernelBuilderBase(persistent::Direction direction, Type elementType,
+  GridKernelBuilderBase(persistent::Direction direction,
+                        persistent::Operands operands, Type elementType,
                         int64_t gates, int64_t hidden, scf::ForOp loop,
                         linalg::GenericOp pointwise, OpBuilder &b, Location loc)
-      : direction(direction), elementType(elementType), gates(gates),
-        hidden(hidden), padded(persistent::paddedHidden(hidden)),
-        layout(persistent::layoutFor(direction, gates, padded)), loop(loop),
-        pw(pointwise), b(b), loc(loc) {}
+      : direction(direction), operands(operands), elementType(elementType),
+        gates(gates), hidden(hidden), padded(persistent::paddedHidden(hidden)),
+        layout(persistent::layoutFor(direction, operands, gates, padded)),
+        loop(loop), pw(pointwise), b(b), loc(loc) {}
 
   /// The ops of the loop's body that `needed` holds (views and index
   /// arithmetic), cloned for step `step` (clamped by the caller).
@@ -159,12 +184,12 @@ protected:
   }
 
   /// A loop over the block's elements p = `thread`, `thread` + threads, ...
-  /// of its tile's [rows, 16], skipping the padding units, whose body `fn`
+  /// of its tile's [rows, units], skipping the padding units, whose body `fn`
   /// builds for (unit, the row in the tile, the row in the batch, column).
   void forEachElement(Value thread, Value block,
                       function_ref<void(Value, Value, Value, Value)> fn) {
-    Value elements = arith::MulIOp::create(
-        b, loc, tileBatch, constant(persistent::kUnitsPerBlock));
+    Value elements = arith::MulIOp::create(b, loc, tileBatch,
+                                           constant(layout.unitsPerBlock));
     auto loop =
         scf::ForOp::create(b, loc, thread, elements, constant(layout.threads));
     OpBuilder::InsertionGuard guard(b);
@@ -189,7 +214,8 @@ protected:
         constant(persistent::stagedRowElements(layout.stagedWidth));
     Value row = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, parity, batch), firstRow);
-    return offset16(base, arith::MulIOp::create(b, loc, row, rowElements));
+    return offsetElements(base,
+                          arith::MulIOp::create(b, loc, row, rowElements));
   }
 
   /// The group's body for one element: each block argument it reads bound
@@ -211,8 +237,8 @@ protected:
       store(init, scalars.lookupOrDefault(yield.getOperand(index)));
   }
 
-  /// Clones `op` of the group into the kernel, its f32 math at about the
-  /// precision of the 16-bit state the product reads: exp and division by
+  /// Clones `op` of the group into the kernel; where the product reads a
+  /// 16-bit state, its f32 math at about that precision: exp and division by
   /// the GPU's approximate instructions (fastmath afn: libdevice's fast exp,
   /// div.approx), tanh by tanh.approx.f32 (the library's rnn_persistent_tanh,
   /// relative error below 2^-10: under bf16's rounding of 2^-8, about f16's
@@ -220,9 +246,12 @@ protected:
   /// loop's, 7.0e-4). The f32 states and outputs then differ from the step
   /// loop's (the fallback) by about that much. The step's pointwise chain is
   /// the longest part of a step at small batches, and the IEEE forms made
-  /// it about twice as long.
+  /// it about twice as long. A TF32 product reads the f32 state itself,
+  /// which keeps the IEEE forms: the cell's f32 math stays as precise as
+  /// the step loop's.
   void cloneApproximated(Operation &op, IRMapping &scalars) {
-    bool f32 = op.getNumResults() == 1 && op.getResult(0).getType().isF32();
+    bool f32 = operands != persistent::Operands::TF32 &&
+               op.getNumResults() == 1 && op.getResult(0).getType().isF32();
     if (f32 && isa<math::TanhOp>(op)) {
       Value x = scalars.lookupOrDefault(op.getOperand(0));
       scalars.map(op.getResult(0),
@@ -243,9 +272,9 @@ protected:
   }
 
   /// (unit, row in the tile, column) of element `p` of the block's
-  /// [rows of its batch tile, 16] elements.
+  /// [rows of its batch tile, units] elements.
   std::tuple<Value, Value, Value> element(Value p, Value block) {
-    const int64_t units = persistent::kUnitsPerBlock;
+    const int64_t units = layout.unitsPerBlock;
     Value unit = arith::RemUIOp::create(b, loc, p, constant(units));
     Value row = arith::DivUIOp::create(b, loc, p, constant(units));
     Value column = arith::AddIOp::create(
@@ -291,8 +320,8 @@ protected:
     return LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
   }
-  /// `base` advanced by `elements` 16-bit values.
-  Value offset16(Value base, Value elements) {
+  /// `base` advanced by `elements` values of the product's operand type.
+  Value offsetElements(Value base, Value elements) {
     return LLVM::GEPOp::create(
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), elementType, base,
         ValueRange{
@@ -323,23 +352,16 @@ protected:
     std::string name =
         entry == "prefetch"
             ? std::string(kPrefetch)
-            : entryPointName(direction, elementType, gates, padded, entry);
+            : persistent::entryPointName(direction, operands, gates, padded,
+                                         entry.str().c_str());
     Type result = entry == "sum" ? b.getF32Type() : Type();
     return func::CallOp::create(b, loc, name,
                                 result ? TypeRange{result} : TypeRange{}, args);
   }
 
-public:
-  static std::string entryPointName(persistent::Direction direction,
-                                    Type elementType, int64_t gates,
-                                    int64_t hidden, StringRef entry) {
-    return persistent::entryPointName(direction, elementType.isF16(), gates,
-                                      hidden, entry.str().c_str());
-  }
-
-protected:
   persistent::Direction direction;
-  /// The product's operand type: bf16 or f16.
+  persistent::Operands operands;
+  /// The product's operand type: bf16, f16 or f32.
   Type elementType;
   /// G, the recurrence's H and the layout's (a multiple of 64).
   int64_t gates, hidden, padded;
@@ -358,6 +380,7 @@ class KernelBuilder : GridKernelBuilderBase {
 public:
   KernelBuilder(const StepRecurrence &r, OpBuilder &b, Location loc)
       : GridKernelBuilderBase(persistent::Direction::Forward,
+                              *rnn::deviceLibraryOperands(r),
                               r.stateElementType(), r.gates, r.hidden, r.loop,
                               r.pointwise, b, loc),
         r(r) {}
@@ -453,6 +476,7 @@ public:
   AdjointKernelBuilder(const rnn::AdjointRecurrence &r, OpBuilder &b,
                        Location loc)
       : GridKernelBuilderBase(persistent::Direction::Backward,
+                              *rnn::deviceLibraryOperands(r),
                               r.gradientElementType(), r.gates, r.hidden,
                               r.loop, r.pointwise, b, loc),
         r(r) {}
@@ -599,15 +623,15 @@ functionTypeOf(MLIRContext *ctx,
 /// Declares the library entry points for (direction, gates, hidden) in
 /// `module`.
 static void declareEntryPoints(ModuleOp module, persistent::Direction direction,
-                               Type elementType, int64_t gates,
+                               persistent::Operands operands, int64_t gates,
                                int64_t hidden) {
   MLIRContext *ctx = module.getContext();
   for (const persistent::EntryPointSignature &signature :
        persistent::kEntryPointSignatures)
     declareFunction(module,
-                    GridKernelBuilderBase::entryPointName(
-                        direction, elementType, gates,
-                        persistent::paddedHidden(hidden), signature.entry),
+                    persistent::entryPointName(direction, operands, gates,
+                                               persistent::paddedHidden(hidden),
+                                               signature.entry),
                     functionTypeOf(ctx, signature));
   for (const persistent::EntryPointSignature &signature :
        persistent::kSharedEntryPointSignatures)
@@ -681,7 +705,8 @@ static BatchTiles splitBatch(OpBuilder &b, Location loc, Value batch,
 }
 
 /// Runs `loop`, a recurrence of `gates` gates and `hidden` units in
-/// `direction` whose product multiplies `elementType`, as the grid-wide
+/// `direction` whose product multiplies `elementType` (as `operands`), as
+/// the grid-wide
 /// kernel of its layout, one copy of its blocks per batch tile
 /// (splitBatch), for sequences of at least kMinSteps, keeping the loop as
 /// the fallback. The buffers (the staged vector's, zeroed where the layout
@@ -689,8 +714,9 @@ static BatchTiles splitBatch(OpBuilder &b, Location loc, Value batch,
 /// what else the kernel reads before it, `buildBody` the kernel (B, the
 /// rows of a tile), `finish` what follows a launch that ran.
 static void rewriteAsGridKernel(
-    persistent::Direction direction, Type elementType, int64_t gates,
-    int64_t hidden, scf::ForOp loop, Value state,
+    persistent::Direction direction, persistent::Operands operands,
+    Type elementType, int64_t gates, int64_t hidden, scf::ForOp loop,
+    Value state,
     function_ref<void(OpBuilder &, Value batch, const GridBuffers &)> prepare,
     function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch, Value tileRows,
                       const GridBuffers &)>
@@ -698,9 +724,10 @@ static void rewriteAsGridKernel(
     function_ref<void(OpBuilder &, const GridBuffers &)> finish) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   MLIRContext *ctx = module.getContext();
-  declareEntryPoints(module, direction, elementType, gates, hidden);
+  declareEntryPoints(module, direction, operands, gates, hidden);
   const int64_t padded = persistent::paddedHidden(hidden);
-  persistent::Layout layout = persistent::layoutFor(direction, gates, padded);
+  persistent::Layout layout =
+      persistent::layoutFor(direction, operands, gates, padded);
   auto stagedType =
       MemRefType::get({2, ShapedType::kDynamic,
                        persistent::stagedRowElements(layout.stagedWidth)},
@@ -812,8 +839,8 @@ static void rewrite(const StepRecurrence &r) {
                                      offsets, sizes, strides);
   };
   rewriteAsGridKernel(
-      persistent::Direction::Forward, r.stateElementType(), r.gates, r.hidden,
-      loop, r.state,
+      persistent::Direction::Forward, *rnn::deviceLibraryOperands(r),
+      r.stateElementType(), r.gates, r.hidden, loop, r.state,
       [&](OpBuilder &b, Value rows, const GridBuffers &buffers) {
         batch = rows;
         memref::CopyOp::create(
@@ -845,8 +872,9 @@ static void rewrite(const rnn::AdjointRecurrence &r) {
   // t % 2 (B rows of G times the layout's H and 8 of padding), which the
   // other blocks of the tile read while this one writes the next step's.
   rewriteAsGridKernel(
-      persistent::Direction::Backward, r.gradientElementType(), r.gates,
-      r.hidden, loop, r.state, [](OpBuilder &, Value, const GridBuffers &) {},
+      persistent::Direction::Backward, *rnn::deviceLibraryOperands(r),
+      r.gradientElementType(), r.gates, r.hidden, loop, r.state,
+      [](OpBuilder &, Value, const GridBuffers &) {},
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
         AdjointKernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,

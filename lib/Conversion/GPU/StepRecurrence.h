@@ -15,6 +15,8 @@
 #ifndef RNN_LIB_CONVERSION_GPU_STEPRECURRENCE_H
 #define RNN_LIB_CONVERSION_GPU_STEPRECURRENCE_H
 
+#include "rnn/DeviceLibrary/PersistentRecurrence.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SetVector.h"
@@ -133,9 +135,17 @@ mlir::Value buildBatchGuard(mlir::OpBuilder &b, mlir::scf::ForOp loop,
                             mlir::Value state, int64_t maxBatch,
                             int64_t batchMultiple, mlir::Value &batch);
 
+/// What the device library would multiply for `r`'s dense product: bf16,
+/// f16, or TF32 for an f32 product that allows it (none for a head-wise
+/// product, mixed operand types or an f32 product without TF32).
+std::optional<persistent::Operands>
+deviceLibraryOperands(const StepRecurrence &r);
+std::optional<persistent::Operands>
+deviceLibraryOperands(const AdjointRecurrence &r);
+
 /// Whether the device library can run `r` as the grid-wide persistent kernel
-/// (convert-step-loops-to-persistent-kernels): a dense bf16 product of a
-/// (gates, hidden) pair it has entry points for.
+/// (convert-step-loops-to-persistent-kernels): a dense product of operands
+/// it multiplies, of a (gates, hidden) pair it has entry points for.
 bool runsOnDeviceLibrary(const StepRecurrence &r);
 /// The same for a derived backward's step loop.
 bool runsOnDeviceLibrary(const AdjointRecurrence &r);
