@@ -7,14 +7,16 @@ For each bf16, f16 and f32 (TF32 products) LSTM / GRU / vanilla RNN of MODEL_DIR
 (bench/grid-kernels-build.sh: make_models.py's models, and their f16 twins, compiled
 with --training): the training forward and the backward on random data
 at several (T, B), with the kernels (RNN_CUDA_PERSISTENT=1, read at every call) and with
-the step loop (=0): every result of both against a float64 reference (torch.nn's module
+the step loop (=0), and with the kernels' staged vectors exchanged by the step counter
+only (RNN_CUDA_LOW_LATENCY=0): every result of each against a float64 reference (torch.nn's module
 in float64 on the same 16-bit-rounded weights and inputs, through autograd), and the two
 paths against each other. The kernels split the batch into tiles, each on its own copy
 of the H / 16 blocks, as many as the SMs hold (2 at H = 1024 on an H100, 4 at 512, 1 at
 2048); batches whose tiles would need more than the layout's rows (32), and sequences
 under 32 steps, run the step loop on both sides (the fallback). Then one training step
 and one forward call timed at FlashRNN's grid (T = 1024, B = 16) and other shapes of
-that H, on the kernels with as many tiles as fit, on the kernels in one tile
+that H, on the kernels with as many tiles as fit, on them without the low-latency
+exchange (counter), on the kernels in one tile
 (RNN_CUDA_BATCH_TILES=1) and on the step loop, in 3 alternating rounds of 10 calls
 (CUDA events, medians, min-max).
 
@@ -40,9 +42,14 @@ CHECK_SHAPES = [(32, 8), (40, 16), (33, 24), (64, 32), (35, 1), (36, 3), (35, 5)
                 (34, 13), (33, 40), (34, 64), (32, 100), (9, 16), (33, 136)]
 TIME_SHAPES = [(1024, 16), (100, 64), (100, 32), (100, 8), (300, 1), (100, 4)]
 # The paths timed: the settings each reads at every call.
-MODES = {"kernel": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": ""},
-         "one_tile": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": "1"},
-         "loop": {"RNN_CUDA_PERSISTENT": "0", "RNN_CUDA_BATCH_TILES": ""}}
+MODES = {"kernel": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": "",
+                    "RNN_CUDA_LOW_LATENCY": "1"},
+         "counter": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": "",
+                     "RNN_CUDA_LOW_LATENCY": "0"},
+         "one_tile": {"RNN_CUDA_PERSISTENT": "1", "RNN_CUDA_BATCH_TILES": "1",
+                      "RNN_CUDA_LOW_LATENCY": "1"},
+         "loop": {"RNN_CUDA_PERSISTENT": "0", "RNN_CUDA_BATCH_TILES": "",
+                  "RNN_CUDA_LOW_LATENCY": "1"}}
 
 
 def set_mode(mode):
@@ -122,21 +129,22 @@ def check(path, kind, dtype, I, H):
         n = len(outs) - info.num_saved
         result_grads = [torch.randn(o.shape, device="cuda", generator=gen) for o in outs[:n]]
         results = {}
-        for mode in ("1", "0"):
-            set_mode("kernel" if mode == "1" else "loop")
+        for mode in ("kernel", "counter", "loop"):
+            set_mode(mode)
             results[mode] = run(model, info, args, result_grads)
         set_mode("kernel")
         ref = reference(kind, module, args, result_grads)
         err = {mode: max(rel(a, b) for a, b in zip(r, ref)) for mode, r in results.items()}
-        between = max(rel(a, b) for a, b in zip(results["1"], results["0"]))
-        ok = err["1"] <= LIMITS[dtype] and err["0"] <= LIMITS[dtype]
+        between = max(rel(a, b) for a, b in zip(results["kernel"], results["loop"]))
+        ok = all(e <= LIMITS[dtype] for e in err.values())
         row = {"model": os.path.basename(path), "T": T, "B": B,
-               "kernel_vs_float64": err["1"], "loop_vs_float64": err["0"],
-               "kernel_vs_loop": between, "check": "PASS" if ok else "FAIL"}
+               "kernel_vs_float64": err["kernel"], "counter_vs_float64": err["counter"],
+               "loop_vs_float64": err["loop"], "kernel_vs_loop": between,
+               "check": "PASS" if ok else "FAIL"}
         rows.append(row)
         print(f"{row['check']} {row['model']:28} T={T:4} B={B:3} | kernel vs float64 "
-              f"{err['1']:.1e} | loop vs float64 {err['0']:.1e} | kernel vs loop "
-              f"{between:.1e}", flush=True)
+              f"{err['kernel']:.1e} | counter {err['counter']:.1e} | loop "
+              f"{err['loop']:.1e} | kernel vs loop {between:.1e}", flush=True)
     return rows
 
 
@@ -177,9 +185,11 @@ def time_model(path, kind, dtype, I, H):
             row[f"{what}_{mode}_range"] = [min(s), max(s)]
         rows.append(row)
         print(f"{row['model']:28} T={T:5} B={B:3} | training step: kernel "
-              f"{row['train_kernel_ms']:8.3f} one tile {row['train_one_tile_ms']:8.3f} "
+              f"{row['train_kernel_ms']:8.3f} counter {row['train_counter_ms']:8.3f} "
+              f"one tile {row['train_one_tile_ms']:8.3f} "
               f"loop {row['train_loop_ms']:8.3f} | forward: kernel "
-              f"{row['forward_kernel_ms']:8.3f} one tile {row['forward_one_tile_ms']:8.3f} "
+              f"{row['forward_kernel_ms']:8.3f} counter {row['forward_counter_ms']:8.3f} "
+              f"one tile {row['forward_one_tile_ms']:8.3f} "
               f"loop {row['forward_loop_ms']:8.3f}", flush=True)
     return rows
 

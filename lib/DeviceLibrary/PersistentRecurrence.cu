@@ -38,6 +38,7 @@
 #include "rnn/DeviceLibrary/PersistentRecurrence.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 namespace {
 
@@ -55,6 +56,7 @@ template <> struct Element<Operands::TF32> {
 template <Direction D, Operands O, int G, int H> struct Shape {
   static constexpr Layout kLayout = layoutFor(D, O, G, H);
   static constexpr bool kForward = D == Direction::Forward;
+  static constexpr Operands kOperands = O;
   static constexpr bool kTf32 = O == Operands::TF32;
   using T = typename Element<O>::Type;
   static constexpr int kBytes = operandBytes(O);
@@ -86,10 +88,35 @@ template <Direction D, Operands O, int G, int H> struct Shape {
   // product with its shared tile (H = 1472 to 1920) checked at 1536.
   static constexpr bool kInterleave =
       spareRegisters(kLayout, H) >= kRoomyRegisters;
+  // The low-latency exchange (the forward only): values a word, words a row
+  // and the block's words of a row.
+  static constexpr int kValuesPerWord = 4 / kBytes;
+  static constexpr int kRowWords = lowLatencyRowWords(kWidth, O);
+  static constexpr int kBlockWords = kUnits / kValuesPerWord;
+  // The words a thread polls at once, in registers beside its fragments:
+  // kLowLatencyWordsPerLane where the lane has more than 64 registers to
+  // spare, 4 from 48 (8 spilled in the bf16 LSTM's training forward at
+  // H = 1024, 64 spare), none below (the forward at H = 1984 and 2048,
+  // whose lanes already spill).
+  static constexpr int kSpare = spareRegisters(kLayout, H);
+  static constexpr int kWordsPerLane = !kForward     ? 0
+                                       : kSpare > 64 ? kLowLatencyWordsPerLane
+                                       : kSpare >= kRoomyRegisters
+                                           ? kLowLatencyWordsPerLane / 2
+                                           : 0;
+  // Whether a batch tile of `batch` rows exchanges through the low-latency
+  // buffer: few rows, and few words a thread to poll.
+  static __device__ __forceinline__ bool lowLatency(int batch) {
+    return kWordsPerLane > 0 && batch <= kLowLatencyRows &&
+           batch * kRowWords <= kWordsPerLane * kThreads;
+  }
 };
 
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
 __shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
+// The recurrence's H (begin's `hidden`): the low-latency exchange publishes
+// zeros for the padding units past it.
+__shared__ int recurrenceHidden;
 extern __shared__ __align__(16) unsigned char dynamicShared[];
 
 __device__ __forceinline__ unsigned smem32(const void *p) {
@@ -102,6 +129,14 @@ template <class S> __device__ __forceinline__ typename S::T *stagedVector() {
 template <class S> __device__ __forceinline__ __nv_bfloat16 *sharedTile() {
   return reinterpret_cast<__nv_bfloat16 *>(dynamicShared + S::kStagedBytes);
 }
+// The block's new values of the step, [rows, units] f32, that publish()
+// collects and release() sends: in the staged vector's region, which the
+// product has read before the cell's step starts and stage() rewrites
+// only after the release.
+__device__ __forceinline__ float *outbox() {
+  return reinterpret_cast<float *>(dynamicShared);
+}
+
 template <class S> __device__ __forceinline__ float *sliceSums() {
   return reinterpret_cast<float *>(dynamicShared + S::kStagedBytes +
                                    S::kSharedTileBytes);
@@ -232,6 +267,7 @@ __device__ __forceinline__ void begin(const void *u, unsigned *fragments,
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
   if (tid == 0) {
+    recurrenceHidden = hidden;
     for (int nt = 0; nt < S::kMaxTiles; ++nt)
       asm volatile(
           "mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem32(&rowsIn[nt])));
@@ -414,6 +450,90 @@ multiplyTiles(const unsigned *fragments, const typename S::T *bBase,
   }
 }
 
+// An 8-byte word of the low-latency buffer, read or written as one access
+// (single-copy atomic: its step and its values always belong together).
+__device__ __forceinline__ unsigned long long
+loadWord(const unsigned long long *at) {
+  unsigned long long word;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];"
+               : "=l"(word)
+               : "l"(at)
+               : "memory");
+  return word;
+}
+__device__ __forceinline__ void storeWord(unsigned long long *at,
+                                          unsigned long long word) {
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(at), "l"(word)
+               : "memory");
+}
+
+// The staged vector's bits of f32 `value`: itself, or rounded to bf16 or f16
+// (exact for the values the cell stored in that type).
+template <Operands O> __device__ __forceinline__ unsigned encode(float value) {
+  if constexpr (O == Operands::TF32)
+    return __float_as_uint(value);
+  else if constexpr (O == Operands::F16)
+    return __half_as_ushort(__float2half_rn(value));
+  else
+    return __bfloat16_as_ushort(__float2bfloat16_rn(value));
+}
+
+// stage() of a tile that exchanges through the low-latency buffer
+// `exchange` (the tile's rows of this step's half, [batch, kRowWords]):
+// every thread loads its words (up to kLowLatencyWordsPerLane, all in
+// flight at once) until each carries step `waitSteps`, then writes their
+// values into the staged vector, and thread 0 completes the tile's
+// mbarrier phase, on which the product waits as after the bulk copies.
+template <class S>
+__device__ __forceinline__ void
+stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
+  const int tid = threadIdx.x;
+  const int total = batch * S::kRowWords;
+  constexpr int kWords = S::kWordsPerLane;
+  // The release's reads of the outbox (the staged region) are done.
+  __syncthreads();
+  unsigned long long words[kWords];
+#pragma unroll
+  for (int j = 0; j < kWords; ++j) {
+    const int i = tid + j * S::kThreads;
+    words[j] = i < total ? loadWord(exchange + i) : 0ull;
+  }
+  // Every block is resident (cooperative launch), so the words arrive; as
+  // for the counter's wait, the kernel traps after 10 s rather than hang.
+  unsigned long long start = globalNanoseconds();
+  for (unsigned polls = 1;; ++polls) {
+    bool ready = true;
+#pragma unroll
+    for (int j = 0; j < kWords; ++j) {
+      const int i = tid + j * S::kThreads;
+      if (i < total && (unsigned)(words[j] >> 32) != (unsigned)waitSteps) {
+        ready = false;
+        words[j] = loadWord(exchange + i);
+      }
+    }
+    if (ready)
+      break;
+    if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
+      __trap();
+  }
+  typename S::T *staged = stagedVector<S>();
+#pragma unroll
+  for (int j = 0; j < kWords; ++j) {
+    const int i = tid + j * S::kThreads;
+    if (i < total) {
+      const int row = i / S::kRowWords,
+                column = (i % S::kRowWords) * S::kValuesPerWord;
+      *reinterpret_cast<unsigned *>(staged + row * S::kLd + column) =
+          (unsigned)words[j];
+    }
+  }
+  __syncthreads();
+  if (tid == 0)
+    asm volatile(
+        "mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem32(&rowsIn[0]))
+        : "memory");
+}
+
 // Waits until every block has released `waitSteps` steps (none for 0) and
 // starts staging the [batch, width] vector at `vector` (rows
 // stagedRowElements(width) apart). Returns once the wait is over in every
@@ -421,8 +541,14 @@ multiplyTiles(const unsigned *fragments, const typename S::T *bBase,
 // L1 for the step goes after it.
 template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void
-stage(int waitSteps, int batch, const void *vector, const unsigned *counter) {
+stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
+      const unsigned long long *exchange) {
   using S = Shape<D, O, G, H>;
+  if constexpr (S::kWordsPerLane > 0)
+    if (waitSteps > 0 && exchange && S::lowLatency(batch)) {
+      stageLowLatency<S>(waitSteps, batch, exchange);
+      return;
+    }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   // Whole 8-row tiles and a last partial one: its missing rows are never
   // staged, and the columns of the product they feed are never read.
@@ -559,13 +685,49 @@ __device__ __forceinline__ float rowSum(int gate, int b, int unit) {
   return sum;
 }
 
-__device__ __forceinline__ void release(unsigned *counter) {
-  // The block's part of the next vector is written (the barrier orders the
-  // other threads' stores before thread 0's release).
+// The cell's new value of the block's unit `unit` in batch row `row`, for
+// the low-latency exchange (nothing where the tile does not use it).
+template <Direction D, Operands O, int G, int H>
+__device__ __forceinline__ void publish(float value, int row, int unit,
+                                        int batch) {
+  using S = Shape<D, O, G, H>;
+  if constexpr (S::kWordsPerLane > 0)
+    if (S::lowLatency(batch))
+      outbox()[row * S::kUnits + unit] = value;
+}
+
+// The block's part of the next vector is written: through the low-latency
+// buffer `exchange` (the tile's rows of the next step's half) as words of
+// step `step`, the values publish() collected (zeros for padding units), or
+// else by the counter, whose release makes the block's stores of the
+// vector visible to the other blocks' bulk copies.
+template <Direction D, Operands O, int G, int H>
+__device__ __forceinline__ void
+release(unsigned *counter, unsigned long long *exchange, int batch, int step) {
+  using S = Shape<D, O, G, H>;
+  // Every thread's stores (and publish()es) of the step are done.
   __syncthreads();
-  if (threadIdx.x == 0)
+  const int tid = threadIdx.x;
+  if (S::kWordsPerLane > 0 && exchange && S::lowLatency(batch)) {
+    if (tid < batch * S::kBlockWords) {
+      const int row = tid / S::kBlockWords, w = tid % S::kBlockWords;
+      unsigned bits = 0;
+#pragma unroll
+      for (int v = 0; v < S::kValuesPerWord; ++v) {
+        const int unit = w * S::kValuesPerWord + v;
+        const float value =
+            (int)blockIdx.x * S::kUnits + unit < recurrenceHidden
+                ? outbox()[row * S::kUnits + unit]
+                : 0.f;
+        bits |= encode<O>(value) << (16 * v);
+      }
+      storeWord(exchange + row * S::kRowWords + blockIdx.x * S::kBlockWords + w,
+                (unsigned long long)(unsigned)step << 32 | bits);
+    }
+  } else if (tid == 0) {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
                  : "memory");
+  }
 }
 
 } // namespace
@@ -597,8 +759,9 @@ struct Entry {
     ::begin<D, O, G, H>(u, fragments, hidden);
   }
   static __device__ __forceinline__ void
-  stage(int waitSteps, int batch, const void *vector, const unsigned *counter) {
-    ::stage<D, O, G, H>(waitSteps, batch, vector, counter);
+  stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
+        const unsigned long long *exchange) {
+    ::stage<D, O, G, H>(waitSteps, batch, vector, counter, exchange);
   }
   static __device__ __forceinline__ void multiply(int phase, int batch,
                                                   const unsigned *fragments) {
@@ -607,17 +770,31 @@ struct Entry {
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
     return rowSum<D, O, G, H>(gate, b, unit);
   }
+  static __device__ __forceinline__ void publish(float value, int row, int unit,
+                                                 int batch) {
+    ::publish<D, O, G, H>(value, row, unit, batch);
+  }
+  static __device__ __forceinline__ void release(unsigned *counter,
+                                                 unsigned long long *exchange,
+                                                 int batch, int step) {
+    ::release<D, O, G, H>(counter, exchange, batch, step);
+  }
 };
 template <Direction D, Operands O, int G, int H>
 struct Entry<D, O, G, H, false> {
   static __device__ void begin(const void *, unsigned *, int) { __trap(); }
-  static __device__ void stage(int, int, const void *, const unsigned *) {
+  static __device__ void stage(int, int, const void *, const unsigned *,
+                               const unsigned long long *) {
     __trap();
   }
   static __device__ void multiply(int, int, const unsigned *) { __trap(); }
   static __device__ float sum(int, int, int) {
     __trap();
     return 0.f;
+  }
+  static __device__ void publish(float, int, int, int) { __trap(); }
+  static __device__ void release(unsigned *, unsigned long long *, int, int) {
+    __trap();
   }
 };
 
@@ -634,8 +811,9 @@ struct Entry<D, O, G, H, false> {
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_stage(                                 \
-      int waitSteps, int batch, const void *vector, const unsigned *counter) { \
-    Entry<D, O, G, H>::stage(waitSteps, batch, vector, counter);               \
+      int waitSteps, int batch, const void *vector, const unsigned *counter,   \
+      const unsigned long long *exchange) {                                    \
+    Entry<D, O, G, H>::stage(waitSteps, batch, vector, counter, exchange);     \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_multiply(int phase, int batch,         \
@@ -647,8 +825,14 @@ struct Entry<D, O, G, H, false> {
     return Entry<D, O, G, H>::sum(gate, b, unit);                              \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_release(unsigned *counter) {           \
-    release(counter);                                                          \
+  rnn_persistent_##NAME##_g##G##_h##H##_publish(float value, int row,          \
+                                                int unit, int batch) {         \
+    Entry<D, O, G, H>::publish(value, row, unit, batch);                       \
+  }                                                                            \
+  extern "C" __device__ __attribute__((always_inline)) void                    \
+  rnn_persistent_##NAME##_g##G##_h##H##_release(                               \
+      unsigned *counter, unsigned long long *exchange, int batch, int step) {  \
+    Entry<D, O, G, H>::release(counter, exchange, batch, step);                \
   }
 
 // (No TF32 backward: the header has no layout for it.)

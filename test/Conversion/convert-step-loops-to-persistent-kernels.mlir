@@ -36,6 +36,16 @@
 // CHECK:   %[[HBUF:.*]] = memref.alloc(%[[B]]) : memref<2x?x2056xbf16>
 // CHECK:   %[[COUNTER:.*]] = memref.alloc(%[[TILES]]) : memref<?xi32>
 // CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<?xi32>)
+// The low-latency buffer: words of two bf16 values and their step, zeroed
+// and used where the tiles have at most 8 rows and the runtime allows it.
+// CHECK:   %[[EXCHANGE:.*]] = memref.alloc(%[[B]]) : memref<2x?x1024xi64>
+// CHECK:   %[[ALLOWED:.*]] = func.call @rnn_cuda_persistent_low_latency() : () -> i32
+// CHECK:   %[[ON:.*]] = arith.cmpi ne, %[[ALLOWED]], %{{.*}} : i32
+// CHECK:   %[[SMALL:.*]] = arith.cmpi ule, %[[ROWS]], %c8
+// CHECK:   %[[USED:.*]] = arith.andi %[[ON]], %[[SMALL]]
+// CHECK:   %[[USED32:.*]] = arith.extui %[[USED]] : i1 to i32
+// CHECK:   scf.if %[[USED]] {
+// CHECK:     linalg.fill ins(%{{.*}} : i64) outs(%[[EXCHANGE]] : memref<2x?x1024xi64>)
 // CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1] {{.*}} to memref<?x2048xbf16, strided<[2056, 1], offset: ?>>
 // CHECK:   memref.copy %[[S]], %[[FIRST]]
 // CHECK:   func.call @rnn_cuda_require_resident_next_launch()
@@ -66,7 +76,9 @@
 // product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
 // CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]])
+// CHECK:       %[[WORDS:.*]] = arith.muli %{{.*}}, %c1024
+// CHECK:       %[[EXIN:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]], %[[EXIN]])
 // CHECK:       %[[TE:.*]] = arith.muli %[[TB]], %c16
 // CHECK:       scf.for %{{.*}} = %[[TX]] to %[[TE]] step %c384
 // CHECK:         memref.extract_strided_metadata %{{.*}} : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
@@ -91,9 +103,14 @@
 // CHECK-NOT:     math.tanh
 // CHECK:         func.call @rnn_persistent_tanh(%{{.*}}) : (f32) -> f32
 // The new state goes to the other half of the double buffer.
-// CHECK:         memref.store %{{.*}}, %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x?x2056xbf16>
+// CHECK:         memref.store %[[NEW:.*]], %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x?x2056xbf16>
+// ... and to the library, for the low-latency exchange (by the row in the
+// tile and the unit).
+// CHECK:         %[[NEW32:.*]] = arith.extf %[[NEW]] : bf16 to f32
+// CHECK:         func.call @rnn_persistent_fwd_g3_h2048_publish(%[[NEW32]], %{{.*}}, %{{.*}}, %[[B32]])
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]])
+// CHECK:       %[[EXOUT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]], %[[EXOUT]], %[[B32]], %{{.*}})
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
 // S is not the loop's own scratch (here an argument the caller reads): its
 // last value comes back from the buffer.
@@ -101,6 +118,7 @@
 // CHECK:     memref.copy %{{.*}}, %[[S]]
 // CHECK:   memref.dealloc %[[HBUF]]
 // CHECK:   memref.dealloc %[[COUNTER]]
+// CHECK:   memref.dealloc %[[EXCHANGE]]
 // CHECK: } else {
 // CHECK:   scf.yield %false
 // CHECK: %[[NOT:.*]] = arith.xori %[[RAN]], %true

@@ -13,12 +13,17 @@
 // CHECK: gpu.launch_func @[[KERNEL:[a-z_0-9]+]]::@{{[a-z_0-9]+}} clusters in
 // CHECK: llvm.call @rnn_cuda_take_refused_launch()
 // CHECK: gpu.binary @[[KERNEL]] {{.*}}link = ["{{.*}}rnn_device_library.bc"]{{.*}}maxntid 512, 1, 1
+// (In the order the PTX lays them out: the low-latency exchange's 8-byte
+// words, stored and polled, then the counter's path.)
 // CHECK-SAME: cvt.rna.tf32.f32
-// CHECK-SAME: red.release.gpu.global.add.u32
+// CHECK-SAME: st.relaxed.gpu.global.b64
+// CHECK-SAME: ld.relaxed.gpu.global.b64
+// CHECK-SAME: mbarrier.arrive.shared::cta.b64
 // CHECK-SAME: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
 // CHECK-SAME: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK-SAME: ld.shared.v2.b32
 // CHECK-SAME: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// CHECK-SAME: red.release.gpu.global.add.u32
 // CHECK-NOT: call.uni
 
 // FP32-NOT: rnn_cuda_persistent_batch_tiles

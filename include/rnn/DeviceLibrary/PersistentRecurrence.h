@@ -44,6 +44,18 @@ constexpr int kMaxGates = 4;
 /// over the step loop. Ten-step sweep shapes lost (0.55x to 0.91x), those of
 /// 50 steps and more at H >= 512 gained (H100, 2026-11-27).
 constexpr int kMinSteps = 32;
+/// Batch tiles of at most this many rows (and, in a lane, at most
+/// kLowLatencyWordsPerLane words of the vector a thread, fewer where the
+/// lane has few registers to spare) exchange the
+/// forward's staged vector through the low-latency buffer rather than by
+/// the step counter and bulk copies: each word a value (two for 16-bit
+/// operands) and the step it belongs to, stored and polled as one 8-byte
+/// access, so a block waits one L2 round trip for the other blocks' values
+/// where the counter took three (the release's fence, the counter's poll,
+/// the copies).
+constexpr int kLowLatencyRows = 8;
+constexpr int kLowLatencyWordsPerLane = 8;
+
 /// Dynamic shared memory a block may take on sm_90 (227 KiB), less the
 /// library's static mbarriers.
 constexpr int kSharedLimit = 232448 - 64;
@@ -228,6 +240,12 @@ constexpr long paddedHidden(long hidden) { return (hidden + 63) / 64 * 64; }
 
 /// The smallest H that has a layout: the one padded to kMinHidden.
 constexpr int kMinUnpaddedHidden = kMinHidden - 63;
+
+/// Words of one row of the low-latency buffer: the staged vector's values,
+/// one an 8-byte word for f32, two for 16-bit operands.
+constexpr int lowLatencyRowWords(int width, Operands operands) {
+  return width / (4 / operandBytes(operands));
+}
 static_assert(paddedHidden(kMinUnpaddedHidden) == kMinHidden &&
                   paddedHidden(kMinUnpaddedHidden - 1) < kMinHidden,
               "the smallest H padded to kMinHidden");
@@ -255,10 +273,11 @@ struct EntryPointSignature {
 };
 inline constexpr EntryPointSignature kEntryPointSignatures[] = {
     {"begin", "ppi", 'v'},
-    {"stage", "iipp", 'v'},
+    {"stage", "iippp", 'v'},
     {"multiply", "iip", 'v'},
     {"sum", "iii", 'f'},
-    {"release", "p", 'v'}};
+    {"publish", "fiii", 'v'},
+    {"release", "ppii", 'v'}};
 inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
     {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
 

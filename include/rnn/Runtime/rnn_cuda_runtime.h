@@ -124,6 +124,13 @@ void rnn_cuda_require_resident_next_launch(void);
  * the batch has fewer rows; whether they all fit at once is still checked at
  * the launch. */
 int32_t rnn_cuda_persistent_batch_tiles(int32_t blocks_per_tile);
+/* 1 if a grid-wide persistent kernel's small batch tiles may exchange its
+ * staged vector through the low-latency buffer (each block's values as
+ * words that carry their step, polled by the other blocks), 0 if every
+ * tile goes through the step counter and bulk copies: RNN_CUDA_LOW_LATENCY=0
+ * (read at the start of every model call; graphs captured with and without
+ * it are kept apart), for comparisons. */
+int32_t rnn_cuda_persistent_low_latency(void);
 /* 1 if the launch marked by rnn_cuda_require_resident_next_launch was
  * refused (and clears it), else 0. */
 int32_t rnn_cuda_take_refused_launch(void);

@@ -53,6 +53,7 @@ constexpr llvm::StringLiteral kRequireResident =
     "rnn_cuda_require_resident_next_launch";
 constexpr llvm::StringLiteral kTakeRefused = "rnn_cuda_take_refused_launch";
 constexpr llvm::StringLiteral kBatchTiles = "rnn_cuda_persistent_batch_tiles";
+constexpr llvm::StringLiteral kLowLatency = "rnn_cuda_persistent_low_latency";
 constexpr llvm::StringLiteral kPrefetch = "rnn_persistent_prefetch_l1";
 constexpr llvm::StringLiteral kTanh = "rnn_persistent_tanh";
 
@@ -216,6 +217,24 @@ protected:
         b, loc, arith::MulIOp::create(b, loc, parity, batch), firstRow);
     return offsetElements(base,
                           arith::MulIOp::create(b, loc, row, rowElements));
+  }
+
+  /// The tile's rows of half `parity` of the low-latency buffer ([2, B,
+  /// words of a row] of i64) at `base`.
+  Value exchangeRows(Value base, Value batch, Value parity) {
+    Value row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, parity, batch), firstRow);
+    Value words = arith::MulIOp::create(
+        b, loc, row,
+        constant(persistent::lowLatencyRowWords(layout.stagedWidth, operands)));
+    return LLVM::GEPOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI64Type(),
+        base,
+        ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), words)});
+  }
+  Value nullPointer() {
+    return LLVM::ZeroOp::create(b, loc,
+                                LLVM::LLVMPointerType::get(b.getContext()));
   }
 
   /// The group's body for one element: each block argument it reads bound
@@ -386,16 +405,28 @@ public:
         r(r) {}
 
   /// Fills the body of `launch`: the library's set-up, then per step its
-  /// product, the cell's pointwise step for this block's units, and the
-  /// release.
+  /// product, the cell's pointwise step for this block's units (each new
+  /// state value also published to the library, for the low-latency
+  /// exchange of small batch tiles), and the release.
   void build(gpu::LaunchOp launch, Value steps, Value batch, Value tileRows,
-             Value hBuffer, Value counter) {
+             Value hBuffer, Value counter, Value exchange, Value lowLatency) {
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
     setTile(launch, batch, tileRows);
     Value weights = fragments();
     begin(r.weight, weights);
     Value hBase = pointerTo(hBuffer), counterPtr = tileCounter(counter);
+    Value exchangeBase = pointerTo(exchange);
+    Value exchanging =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, lowLatency,
+                              arith::ConstantIntOp::create(b, loc, 0, 32));
+    // The tile's rows of half `which` of the buffer, or null where the
+    // tiles do not use it.
+    auto exchangeHalf = [&](Value which) -> Value {
+      return arith::SelectOp::create(b, loc, exchanging,
+                                     exchangeRows(exchangeBase, batch, which),
+                                     nullPointer());
+    };
     Value batch32 = toI32(tileBatch);
     Value c0 = constant(0), c1 = constant(1), c2 = constant(2);
     auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1);
@@ -413,7 +444,8 @@ public:
     // the vector comes in and the block multiplies. After the wait, whose
     // acquire empties L1.
     Value step32 = toI32(step);
-    call("stage", {step32, batch32, previous, counterPtr});
+    call("stage",
+         {step32, batch32, previous, counterPtr, exchangeHalf(parity)});
     forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
       prefetchInputs(views, row, column, [&](OpOperand &operand) {
         bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
@@ -448,16 +480,23 @@ public:
                     indices(pw.getMatchingIndexingMap(&operand), row, column));
               },
               [&](OpOperand &init, Value result) {
-                if (init.get() == r.state)
+                if (init.get() == r.state) {
                   memref::StoreOp::create(b, loc, result, hBuffer,
                                           ValueRange{nextParity, row, column});
-                else
+                  Value value = result;
+                  if (!value.getType().isF32())
+                    value =
+                        arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+                  call("publish",
+                       {value, toI32(tileRow), toI32(unit), batch32});
+                } else
                   memref::StoreOp::create(
                       b, loc, result, views.lookupOrDefault(init.get()),
                       indices(pw.getMatchingIndexingMap(&init), row, column));
               });
         });
-    call("release", {counterPtr});
+    call("release", {counterPtr, exchangeHalf(nextParity), batch32,
+                     toI32(arith::AddIOp::create(b, loc, step, c1))});
   }
 
 private:
@@ -561,11 +600,14 @@ public:
                   }
                 });
           });
-      call("release", {counterPtr});
+      // (The backward's gradients go through the counter and bulk copies:
+      // no low-latency exchange.)
+      Value none = toI32(c0);
+      call("release", {counterPtr, nullPointer(), none, none});
       Value staged = stagedRows(base, batch, parity);
       Value step32 = toI32(step);
       call("stage", {toI32(arith::AddIOp::create(b, loc, step, c1)), batch32,
-                     staged, counterPtr});
+                     staged, counterPtr, nullPointer()});
       // What the next step's group reads, into L1 while the gradients come
       // in and the block multiplies (after the wait, whose acquire empties
       // L1).
@@ -653,10 +695,13 @@ static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
 }
 
 /// The buffers a grid-wide kernel shares between its blocks: the staged
-/// vector's double buffer ([2, B, the layout's row stride]) and a step
-/// counter per batch tile.
+/// vector's double buffer ([2, B, the layout's row stride]), a step
+/// counter per batch tile, and (the forward's) low-latency buffer ([2, B,
+/// words of a row] of 8-byte words) with an i32 that says whether the tiles
+/// use it (tiles of at most kLowLatencyRows rows, and the runtime's
+/// rnn_cuda_persistent_low_latency), zeroed where they do.
 struct GridBuffers {
-  Value staged, counter;
+  Value staged, counter, exchange, lowLatency;
 };
 
 /// How the batch is split: `tiles` tiles of `tileRows` rows (the last may
@@ -728,6 +773,7 @@ static void rewriteAsGridKernel(
   const int64_t padded = persistent::paddedHidden(hidden);
   persistent::Layout layout =
       persistent::layoutFor(direction, operands, gates, padded);
+  const bool lowLatency = direction == persistent::Direction::Forward;
   auto stagedType =
       MemRefType::get({2, ShapedType::kDynamic,
                        persistent::stagedRowElements(layout.stagedWidth)},
@@ -738,6 +784,8 @@ static void rewriteAsGridKernel(
   declareFunction(module, kBatchTiles,
                   FunctionType::get(ctx, {IntegerType::get(ctx, 32)},
                                     {IntegerType::get(ctx, 32)}));
+  declareFunction(module, kLowLatency,
+                  FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
   OpBuilder b(loop);
   Location loc = loop.getLoc();
   auto index = [&](int64_t v) {
@@ -765,6 +813,35 @@ static void rewriteAsGridKernel(
     linalg::FillOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
         ValueRange{buffers.counter});
+    if (lowLatency) {
+      // Zero steps in every word: a word of step t is never stale (the
+      // kernel's first wait is for step 1). Only for tiles that use it.
+      buffers.exchange = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get(
+              {2, ShapedType::kDynamic,
+               persistent::lowLatencyRowWords(layout.stagedWidth, operands)},
+              b.getI64Type()),
+          ValueRange{batch});
+      Value enabled = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          func::CallOp::create(b, loc, kLowLatency, TypeRange{b.getI32Type()},
+                               ValueRange{})
+              .getResult(0),
+          arith::ConstantIntOp::create(b, loc, 0, 32));
+      Value used = arith::AndIOp::create(
+          b, loc, enabled,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                split.tileRows,
+                                index(persistent::kLowLatencyRows)));
+      buffers.lowLatency = arith::ExtUIOp::create(b, loc, b.getI32Type(), used);
+      auto zero = scf::IfOp::create(b, loc, used, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard inZero(b);
+      b.setInsertionPointToStart(&zero.getThenRegion().front());
+      linalg::FillOp::create(
+          b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 64)},
+          ValueRange{buffers.exchange});
+    }
     zeroPadding(b, loc, buffers.staged, padded != hidden);
     prepare(b, batch, buffers);
     func::CallOp::create(b, loc, kRequireResident, TypeRange{}, ValueRange{});
@@ -801,6 +878,8 @@ static void rewriteAsGridKernel(
     }
     memref::DeallocOp::create(b, loc, buffers.staged);
     memref::DeallocOp::create(b, loc, buffers.counter);
+    if (buffers.exchange)
+      memref::DeallocOp::create(b, loc, buffers.exchange);
     scf::YieldOp::create(b, loc, ran);
     b.setInsertionPointToStart(&attempt.getElseRegion().front());
     scf::YieldOp::create(
@@ -850,7 +929,8 @@ static void rewrite(const StepRecurrence &r) {
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
         KernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,
-                                       buffers.staged, buffers.counter);
+                                       buffers.staged, buffers.counter,
+                                       buffers.exchange, buffers.lowLatency);
       },
       [&](OpBuilder &b, const GridBuffers &buffers) {
         if (copyBack)

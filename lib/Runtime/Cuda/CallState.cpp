@@ -31,6 +31,7 @@ thread_local bool packedThisCall = true;
 thread_local bool gemvThisCall = true;
 thread_local bool preloadedThisCall = true;
 thread_local bool persistentThisCall = true;
+thread_local bool lowLatencyThisCall = true;
 thread_local bool lanesThisCall = true;
 thread_local int batchTilesThisCall = 0;
 thread_local long long pinnedWorkspaceThisCall = -1;
@@ -135,6 +136,7 @@ RNN_EXPORT void rnn_cuda_set_stream(void *stream) {
   preloadedThisCall = settingOn("RNN_CUDA_PRELOADED_GEMM");
   persistentThisCall = settingOn("RNN_CUDA_PERSISTENT");
   lanesThisCall = settingOn("RNN_CUDA_LANES");
+  lowLatencyThisCall = settingOn("RNN_CUDA_LOW_LATENCY");
   batchTilesThisCall = batchTilesSetting();
   if (batchTilesThisCall < 0) {
     // A limit that is not one is not ignored: the call fails, saying so.

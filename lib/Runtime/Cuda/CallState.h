@@ -78,7 +78,9 @@ bool settingOn(const char *variable);
 /// RNN_CUDA_LANES=0 issues a layer wavefront's lanes on the call's stream,
 /// in order (StreamLanes.h); RNN_CUDA_BATCH_TILES=N (a positive number)
 /// runs a grid-wide persistent kernel's batch in at most N tiles
-/// (rnn_cuda_persistent_batch_tiles; unset, as many as the SMs hold).
+/// (rnn_cuda_persistent_batch_tiles; unset, as many as the SMs hold);
+/// RNN_CUDA_LOW_LATENCY=0 exchanges every grid-wide kernel's staged vector
+/// by the step counter and bulk copies (rnn_cuda_persistent_low_latency).
 RNN_CONSTANT_INIT extern thread_local bool graphsThisCall;
 RNN_CONSTANT_INIT extern thread_local bool overlapThisCall;
 RNN_CONSTANT_INIT extern thread_local bool packedThisCall;
@@ -86,6 +88,7 @@ RNN_CONSTANT_INIT extern thread_local bool gemvThisCall;
 RNN_CONSTANT_INIT extern thread_local bool preloadedThisCall;
 RNN_CONSTANT_INIT extern thread_local bool persistentThisCall;
 RNN_CONSTANT_INIT extern thread_local bool lanesThisCall;
+RNN_CONSTANT_INIT extern thread_local bool lowLatencyThisCall;
 /// RNN_CUDA_BATCH_TILES for this call, 0 where unset (no limit).
 RNN_CONSTANT_INIT extern thread_local int batchTilesThisCall;
 /// RNN_CUDA_BATCH_TILES as the environment has it: a whole number from 1 to

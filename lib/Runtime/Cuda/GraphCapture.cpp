@@ -262,6 +262,8 @@ RNN_EXPORT int32_t rnn_cuda_call(void *stream, void (*call)(void **),
     settings += "|no-persistent";
   if (!lanesThisCall)
     settings += "|no-lanes";
+  if (!lowLatencyThisCall)
+    settings += "|no-low-latency";
   if (batchTilesThisCall > 0)
     settings += "|batch-tiles=" + std::to_string(batchTilesThisCall);
   if (pinnedWorkspaceThisCall >= 0)

@@ -188,6 +188,10 @@ RNN_EXPORT int32_t rnn_cuda_persistent_batch_tiles(int32_t blocksPerTile) {
   return batchTilesThisCall > 0 ? std::min(tiles, batchTilesThisCall) : tiles;
 }
 
+RNN_EXPORT int32_t rnn_cuda_persistent_low_latency() {
+  return lowLatencyThisCall ? 1 : 0;
+}
+
 RNN_EXPORT int32_t rnn_cuda_take_refused_launch() {
   bool refused = refusedLaunch;
   refusedLaunch = false;

@@ -10,7 +10,7 @@ define float @rnn_persistent_tanh(float %x) {
 define void @rnn_persistent_fwd_g4_h768_begin(ptr %u, ptr %fragments, i32 %hidden) {
   ret void
 }
-define void @rnn_persistent_fwd_g4_h768_stage(i32 %wait, i32 %batch, ptr %vector, ptr %counter) {
+define void @rnn_persistent_fwd_g4_h768_stage(i32 %wait, i32 %batch, ptr %vector, ptr %counter, ptr %exchange) {
   ret void
 }
 define void @rnn_persistent_fwd_g4_h768_multiply(i32 %phase, i32 %batch, ptr %fragments) {
@@ -19,6 +19,9 @@ define void @rnn_persistent_fwd_g4_h768_multiply(i32 %phase, i32 %batch, ptr %fr
 define float @rnn_persistent_fwd_g4_h768_sum(i32 %gate, i32 %row, i32 %unit) {
   ret float 0.0
 }
-define void @rnn_persistent_fwd_g4_h768_release(ptr %counter) {
+define void @rnn_persistent_fwd_g4_h768_publish(float %value, i32 %row, i32 %unit, i32 %batch) {
+  ret void
+}
+define void @rnn_persistent_fwd_g4_h768_release(ptr %counter, ptr %exchange, i32 %batch, i32 %step) {
   ret void
 }
