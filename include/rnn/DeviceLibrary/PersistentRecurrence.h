@@ -128,6 +128,20 @@ constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
          slices * batch * (rowTiles * kTileRows + 1) * 4;
 }
 
+/// Sets `layout`'s maxBatch and sharedBytes: the most batch rows (a multiple
+/// of 8, up to kMaxBatchTiles tiles) whose staged rows of `elementBytes`
+/// values, shared tile and sums fit kSharedLimit (maxBatch 0 where none do).
+constexpr void stageMostRows(Layout &l, int elementBytes) {
+  for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
+    if (int bytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
+                                   l.stagedWidth, elementBytes, batch);
+        bytes <= kSharedLimit) {
+      l.maxBatch = batch;
+      l.sharedBytes = bytes;
+      return;
+    }
+}
+
 /// Threads whose lanes hold H / 16 fragment registers and `besides` more fit
 /// in the SM's registers.
 constexpr bool fitsRegisters(int threads, int hidden, int besides) {
@@ -163,14 +177,7 @@ constexpr Layout tf32LayoutFor(int gates, int hidden) {
   if (l.blocks > kMaxBlocks ||
       !fitsRegisters(l.threads, hidden, kRegistersBesidesFragments))
     return Layout{};
-  for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
-    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth, 4,
-                       batch) <= kSharedLimit) {
-      l.maxBatch = batch;
-      l.sharedBytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
-                                     l.stagedWidth, 4, batch);
-      break;
-    }
+  stageMostRows(l, 4);
   l.valid = l.maxBatch > 0;
   return l;
 }
@@ -204,14 +211,7 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
     return l;
   l.threads = l.registerTiles * l.slices * 32;
   l.blocks = hidden / kUnitsPerBlock;
-  for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
-    if (sharedBytesFor(l.rowTiles, l.registerTiles, l.slices, l.stagedWidth, 2,
-                       batch) <= kSharedLimit) {
-      l.maxBatch = batch;
-      l.sharedBytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
-                                     l.stagedWidth, 2, batch);
-      break;
-    }
+  stageMostRows(l, 2);
   // The shared tile's warps split four batch tiles between them.
   l.valid = l.maxBatch > 0 && (l.rowTiles == l.registerTiles ||
                                l.maxBatch == kMaxBatchTiles * kBatchTile);
@@ -272,12 +272,8 @@ struct EntryPointSignature {
   char result;
 };
 inline constexpr EntryPointSignature kEntryPointSignatures[] = {
-    {"begin", "ppi", 'v'},
-    {"stage", "iippp", 'v'},
-    {"multiply", "iip", 'v'},
-    {"sum", "iii", 'f'},
-    {"publish", "fiii", 'v'},
-    {"release", "ppii", 'v'}};
+    {"begin", "ppi", 'v'}, {"stage", "iippp", 'v'},  {"multiply", "iip", 'v'},
+    {"sum", "iii", 'f'},   {"publish", "fiii", 'v'}, {"release", "ppii", 'v'}};
 inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
     {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
 
