@@ -93,22 +93,15 @@ template <Direction D, Operands O, int G, int H> struct Shape {
   static constexpr int kValuesPerWord = 4 / kBytes;
   static constexpr int kRowWords = lowLatencyRowWords(kWidth, O);
   static constexpr int kBlockWords = kUnits / kValuesPerWord;
-  // The words a thread polls at once, in registers beside its fragments:
-  // kLowLatencyWordsPerLane where the lane has more than 64 registers to
-  // spare, 4 from 48 (8 spilled in the bf16 LSTM's training forward at
-  // H = 1024, 64 spare), none below (the forward at H = 1984 and 2048,
-  // whose lanes already spill).
-  static constexpr int kSpare = spareRegisters(kLayout, H);
-  static constexpr int kWordsPerLane = !kForward     ? 0
-                                       : kSpare > 64 ? kLowLatencyWordsPerLane
-                                       : kSpare >= kRoomyRegisters
-                                           ? kLowLatencyWordsPerLane / 2
-                                           : 0;
+  // The words a thread polls at once, and the most rows a tile exchanges
+  // through the buffer (the header's rule, which the host code follows).
+  static constexpr int kWordsPerLane = lowLatencyWordsPerLane(kLayout, D, H);
+  static constexpr int kLowLatencyMaxRows = lowLatencyMaxRows(kLayout, D, O, H);
   // Whether a batch tile of `batch` rows exchanges through the low-latency
-  // buffer: few rows, and few words a thread to poll.
-  static __device__ __forceinline__ bool lowLatency(int batch) {
-    return kWordsPerLane > 0 && batch <= kLowLatencyRows &&
-           batch * kRowWords <= kWordsPerLane * kThreads;
+  // buffer `exchange` (null where the host did not allocate it).
+  static __device__ __forceinline__ bool
+  lowLatency(int batch, const unsigned long long *exchange) {
+    return kLowLatencyMaxRows > 0 && exchange && batch <= kLowLatencyMaxRows;
   }
 };
 
@@ -544,8 +537,8 @@ __device__ __forceinline__ void
 stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
       const unsigned long long *exchange) {
   using S = Shape<D, O, G, H>;
-  if constexpr (S::kWordsPerLane > 0)
-    if (waitSteps > 0 && exchange && S::lowLatency(batch)) {
+  if constexpr (S::kLowLatencyMaxRows > 0)
+    if (waitSteps > 0 && S::lowLatency(batch, exchange)) {
       stageLowLatency<S>(waitSteps, batch, exchange);
       return;
     }
@@ -686,13 +679,16 @@ __device__ __forceinline__ float rowSum(int gate, int b, int unit) {
 }
 
 // The cell's new value of the block's unit `unit` in batch row `row`, for
-// the low-latency exchange (nothing where the tile does not use it).
+// the low-latency exchange through `exchange` (the tile's rows of the next
+// step's half, as release() gets it; nothing where the tile does not use
+// it: null, or more rows than the exchange takes).
 template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void publish(float value, int row, int unit,
-                                        int batch) {
+                                        int batch,
+                                        const unsigned long long *exchange) {
   using S = Shape<D, O, G, H>;
-  if constexpr (S::kWordsPerLane > 0)
-    if (S::lowLatency(batch))
+  if constexpr (S::kLowLatencyMaxRows > 0)
+    if (S::lowLatency(batch, exchange))
       outbox()[row * S::kUnits + unit] = value;
 }
 
@@ -708,7 +704,7 @@ release(unsigned *counter, unsigned long long *exchange, int batch, int step) {
   // Every thread's stores (and publish()es) of the step are done.
   __syncthreads();
   const int tid = threadIdx.x;
-  if (S::kWordsPerLane > 0 && exchange && S::lowLatency(batch)) {
+  if (S::lowLatency(batch, exchange)) {
     if (tid < batch * S::kBlockWords) {
       const int row = tid / S::kBlockWords, w = tid % S::kBlockWords;
       unsigned bits = 0;
@@ -770,9 +766,10 @@ struct Entry {
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
     return rowSum<D, O, G, H>(gate, b, unit);
   }
-  static __device__ __forceinline__ void publish(float value, int row, int unit,
-                                                 int batch) {
-    ::publish<D, O, G, H>(value, row, unit, batch);
+  static __device__ __forceinline__ void
+  publish(float value, int row, int unit, int batch,
+          const unsigned long long *exchange) {
+    ::publish<D, O, G, H>(value, row, unit, batch, exchange);
   }
   static __device__ __forceinline__ void release(unsigned *counter,
                                                  unsigned long long *exchange,
@@ -792,7 +789,10 @@ struct Entry<D, O, G, H, false> {
     __trap();
     return 0.f;
   }
-  static __device__ void publish(float, int, int, int) { __trap(); }
+  static __device__ void publish(float, int, int, int,
+                                 const unsigned long long *) {
+    __trap();
+  }
   static __device__ void release(unsigned *, unsigned long long *, int, int) {
     __trap();
   }
@@ -825,9 +825,10 @@ struct Entry<D, O, G, H, false> {
     return Entry<D, O, G, H>::sum(gate, b, unit);                              \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
-  rnn_persistent_##NAME##_g##G##_h##H##_publish(float value, int row,          \
-                                                int unit, int batch) {         \
-    Entry<D, O, G, H>::publish(value, row, unit, batch);                       \
+  rnn_persistent_##NAME##_g##G##_h##H##_publish(                               \
+      float value, int row, int unit, int batch,                               \
+      const unsigned long long *exchange) {                                    \
+    Entry<D, O, G, H>::publish(value, row, unit, batch, exchange);             \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_release(                               \

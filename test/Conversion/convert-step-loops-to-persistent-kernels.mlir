@@ -36,16 +36,8 @@
 // CHECK:   %[[HBUF:.*]] = memref.alloc(%[[B]]) : memref<2x?x2056xbf16>
 // CHECK:   %[[COUNTER:.*]] = memref.alloc(%[[TILES]]) : memref<?xi32>
 // CHECK:   linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTER]] : memref<?xi32>)
-// The low-latency buffer: words of two bf16 values and their step, zeroed
-// and used where the tiles have at most 8 rows and the runtime allows it.
-// CHECK:   %[[EXCHANGE:.*]] = memref.alloc(%[[B]]) : memref<2x?x1024xi64>
-// CHECK:   %[[ALLOWED:.*]] = func.call @rnn_cuda_persistent_low_latency() : () -> i32
-// CHECK:   %[[ON:.*]] = arith.cmpi ne, %[[ALLOWED]], %{{.*}} : i32
-// CHECK:   %[[SMALL:.*]] = arith.cmpi ule, %[[ROWS]], %c8
-// CHECK:   %[[USED:.*]] = arith.andi %[[ON]], %[[SMALL]]
-// CHECK:   %[[USED32:.*]] = arith.extui %[[USED]] : i1 to i32
-// CHECK:   scf.if %[[USED]] {
-// CHECK:     linalg.fill ins(%{{.*}} : i64) outs(%[[EXCHANGE]] : memref<2x?x1024xi64>)
+// No low-latency buffer: at H = 2048 a lane has no registers for its words.
+// CHECK-NOT: rnn_cuda_persistent_low_latency
 // CHECK:   %[[FIRST:.*]] = memref.subview %[[HBUF]][%{{.*}}, 0, 0] [1, %[[B]], 2048] [1, 1, 1] {{.*}} to memref<?x2048xbf16, strided<[2056, 1], offset: ?>>
 // CHECK:   memref.copy %[[S]], %[[FIRST]]
 // CHECK:   func.call @rnn_cuda_require_resident_next_launch()
@@ -76,9 +68,8 @@
 // product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
 // CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
-// CHECK:       %[[WORDS:.*]] = arith.muli %{{.*}}, %c1024
-// CHECK:       %[[EXIN:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]], %[[EXIN]])
+// CHECK:       %[[NOEXCHANGE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]], %[[NOEXCHANGE]])
 // CHECK:       %[[TE:.*]] = arith.muli %[[TB]], %c16
 // CHECK:       scf.for %{{.*}} = %[[TX]] to %[[TE]] step %c384
 // CHECK:         memref.extract_strided_metadata %{{.*}} : memref<?x2048xf32, strided<[6144, 1], offset: ?>>
@@ -104,13 +95,14 @@
 // CHECK:         func.call @rnn_persistent_tanh(%{{.*}}) : (f32) -> f32
 // The new state goes to the other half of the double buffer.
 // CHECK:         memref.store %[[NEW:.*]], %[[HBUF]][%{{.*}}, %[[R]], %[[J]]] : memref<2x?x2056xbf16>
-// ... and to the library, for the low-latency exchange (by the row in the
-// tile and the unit).
+// ... and to the library (for the low-latency exchange, which a null
+// buffer turns off), by the row in the tile and the unit.
 // CHECK:         %[[NEW32:.*]] = arith.extf %[[NEW]] : bf16 to f32
-// CHECK:         func.call @rnn_persistent_fwd_g3_h2048_publish(%[[NEW32]], %{{.*}}, %{{.*}}, %[[B32]])
+// CHECK:         %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:         func.call @rnn_persistent_fwd_g3_h2048_publish(%[[NEW32]], %{{.*}}, %{{.*}}, %[[B32]], %[[NONE]])
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
-// CHECK:       %[[EXOUT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]], %[[EXOUT]], %[[B32]], %{{.*}})
+// CHECK:       %[[NONE2:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]], %[[NONE2]], %[[B32]], %{{.*}})
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
 // S is not the loop's own scratch (here an argument the caller reads): its
 // last value comes back from the buffer.
@@ -118,7 +110,6 @@
 // CHECK:     memref.copy %{{.*}}, %[[S]]
 // CHECK:   memref.dealloc %[[HBUF]]
 // CHECK:   memref.dealloc %[[COUNTER]]
-// CHECK:   memref.dealloc %[[EXCHANGE]]
 // CHECK: } else {
 // CHECK:   scf.yield %false
 // CHECK: %[[NOT:.*]] = arith.xori %[[RAN]], %true
@@ -563,11 +554,32 @@ func.func @nested_in_loop(%cond: i1, %xp: memref<?x?x6144xf32>, %u: memref<6144x
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @tf32_four_gates
 // CHECK: call @rnn_cuda_persistent_batch_tiles(%c128_i32)
+// CHECK: %[[ROWS:.*]] = arith.maxui %{{.*}}, %c8
 // CHECK: memref.alloc(%{{.*}}) : memref<2x?x1032xf32>
+// The low-latency buffer (words of one f32 value and its step): B rows a
+// half where the runtime allows it and no tile has more than 2 rows (4
+// words a thread of 512, 1024 words a row; a tile's rows are the tile
+// size, a multiple of 8, or all of a smaller batch), zeroed; else none.
+// CHECK: %[[ALLOWED:.*]] = func.call @rnn_cuda_persistent_low_latency() : () -> i32
+// CHECK: %[[ON:.*]] = arith.cmpi ne, %[[ALLOWED]], %{{.*}} : i32
+// CHECK: %[[LARGEST:.*]] = arith.minui %[[ROWS]], %[[BATCH:.*]] : index
+// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[LARGEST]], %c2
+// CHECK: %[[USED:.*]] = arith.andi %[[ON]], %[[SMALL]]
+// CHECK: %[[USED32:.*]] = arith.extui %[[USED]] : i1 to i32
+// CHECK: %[[XROWS:.*]] = arith.select %[[USED]], %{{.*}}, %c0
+// CHECK: %[[EXCHANGE:.*]] = memref.alloc(%[[XROWS]]) : memref<2x?x1024xi64>
+// CHECK: scf.if %[[USED]] {
+// CHECK:   linalg.fill ins(%{{.*}} : i64) outs(%[[EXCHANGE]] : memref<2x?x1024xi64>)
 // CHECK: gpu.launch clusters({{.*}}) blocks({{.*}}) in ({{.*}} = %c128{{.*}}) threads({{.*}}) in ({{.*}} = %c512
 // CHECK:   func.call @rnn_persistent_fwd_tf32_g4_h1024_begin
+// CHECK:   %[[EXBASE:.*]] = memref.extract_aligned_pointer_as_index %[[EXCHANGE]]
+// CHECK:   %[[EXCHANGING:.*]] = arith.cmpi ne, %[[USED32]], %{{.*}} : i32
 // CHECK:   scf.for
-// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_stage
+// The tile's rows of this step's half, or null where the tiles do not use
+// the buffer.
+// CHECK:     arith.muli %{{.*}}, %c1024
+// CHECK:     %[[EXIN:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_stage(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXIN]])
 // CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_multiply
 // The block's elements: its 8 units of each batch row.
 // CHECK:     scf.for
@@ -575,7 +587,11 @@ func.func @nested_in_loop(%cond: i1, %xp: memref<?x?x6144xf32>, %u: memref<6144x
 // CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_sum
 // CHECK-NOT:   rnn_persistent_tanh
 // CHECK:       math.tanh
-// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_release
+// CHECK:       %[[EXPUB:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_publish(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXPUB]])
+// CHECK:     %[[EXOUT:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_release(%{{.*}}, %[[EXOUT]], %{{.*}}, %{{.*}})
+// CHECK: memref.dealloc %[[EXCHANGE]]
 func.func @tf32_four_gates(%xs: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>,
                   %ys: memref<?x?x1024xf32>, %h: memref<?x1024xf32>, %steps: index) {
   %c0 = arith.constant 0 : index

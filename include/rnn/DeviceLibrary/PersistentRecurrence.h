@@ -246,6 +246,37 @@ constexpr int kMinUnpaddedHidden = kMinHidden - 63;
 constexpr int lowLatencyRowWords(int width, Operands operands) {
   return width / (4 / operandBytes(operands));
 }
+
+/// The words a thread of `layout` (of H = `hidden`, `direction`) polls at
+/// once in the low-latency exchange, in registers beside its fragments:
+/// kLowLatencyWordsPerLane where a lane has more than 64 registers to spare,
+/// 4 from kRoomyRegisters (8 spilled 8 bytes in the bf16 LSTM's training
+/// forward at H = 1024, 64 spare), none below (the forward at H = 1984 and
+/// 2048, whose lanes already spill) and none for the backward (whose rows
+/// are G times wider).
+constexpr int lowLatencyWordsPerLane(const Layout &layout, Direction direction,
+                                     int hidden) {
+  int spare = spareRegisters(layout, hidden);
+  if (direction != Direction::Forward || !layout.valid)
+    return 0;
+  return spare > 64                 ? kLowLatencyWordsPerLane
+         : spare >= kRoomyRegisters ? kLowLatencyWordsPerLane / 2
+                                    : 0;
+}
+
+/// The most rows of a batch tile that exchange through the low-latency
+/// buffer (0: none): at most kLowLatencyRows, and no more words of the row
+/// than the threads poll. The generated host code allocates and zeroes the
+/// buffer only for tiles of at most this many rows; the library decides by
+/// the same rule.
+constexpr int lowLatencyMaxRows(const Layout &layout, Direction direction,
+                                Operands operands, int hidden) {
+  int words = lowLatencyWordsPerLane(layout, direction, hidden) *
+              layout.threads / lowLatencyRowWords(layout.stagedWidth, operands);
+  return words < kLowLatencyRows ? words : kLowLatencyRows;
+}
+// The exchange completes the first batch tile's mbarrier only.
+static_assert(kLowLatencyRows <= kBatchTile, "one batch tile");
 static_assert(paddedHidden(kMinUnpaddedHidden) == kMinHidden &&
                   paddedHidden(kMinUnpaddedHidden - 1) < kMinHidden,
               "the smallest H padded to kMinHidden");
@@ -272,8 +303,8 @@ struct EntryPointSignature {
   char result;
 };
 inline constexpr EntryPointSignature kEntryPointSignatures[] = {
-    {"begin", "ppi", 'v'}, {"stage", "iippp", 'v'},  {"multiply", "iip", 'v'},
-    {"sum", "iii", 'f'},   {"publish", "fiii", 'v'}, {"release", "ppii", 'v'}};
+    {"begin", "ppi", 'v'}, {"stage", "iippp", 'v'},   {"multiply", "iip", 'v'},
+    {"sum", "iii", 'f'},   {"publish", "fiiip", 'v'}, {"release", "ppii", 'v'}};
 inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
     {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
 

@@ -416,13 +416,18 @@ public:
     Value weights = fragments();
     begin(r.weight, weights);
     Value hBase = pointerTo(hBuffer), counterPtr = tileCounter(counter);
-    Value exchangeBase = pointerTo(exchange);
-    Value exchanging =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, lowLatency,
-                              arith::ConstantIntOp::create(b, loc, 0, 32));
-    // The tile's rows of half `which` of the buffer, or null where the
-    // tiles do not use it.
+    // The tile's rows of half `which` of the low-latency buffer, or null
+    // where the tiles do not use it (or the layout has none).
+    Value exchangeBase, exchanging;
+    if (exchange) {
+      exchangeBase = pointerTo(exchange);
+      exchanging =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, lowLatency,
+                                arith::ConstantIntOp::create(b, loc, 0, 32));
+    }
     auto exchangeHalf = [&](Value which) -> Value {
+      if (!exchange)
+        return nullPointer();
       return arith::SelectOp::create(b, loc, exchanging,
                                      exchangeRows(exchangeBase, batch, which),
                                      nullPointer());
@@ -487,8 +492,8 @@ public:
                   if (!value.getType().isF32())
                     value =
                         arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-                  call("publish",
-                       {value, toI32(tileRow), toI32(unit), batch32});
+                  call("publish", {value, toI32(tileRow), toI32(unit), batch32,
+                                   exchangeHalf(nextParity)});
                 } else
                   memref::StoreOp::create(
                       b, loc, result, views.lookupOrDefault(init.get()),
@@ -773,7 +778,10 @@ static void rewriteAsGridKernel(
   const int64_t padded = persistent::paddedHidden(hidden);
   persistent::Layout layout =
       persistent::layoutFor(direction, operands, gates, padded);
-  const bool lowLatency = direction == persistent::Direction::Forward;
+  // The most rows of a tile that take the low-latency exchange (0: none,
+  // the backward's and the layouts whose lanes have no registers for it).
+  const int64_t lowLatencyRows = persistent::lowLatencyMaxRows(
+      layout, direction, operands, static_cast<int>(padded));
   auto stagedType =
       MemRefType::get({2, ShapedType::kDynamic,
                        persistent::stagedRowElements(layout.stagedWidth)},
@@ -813,28 +821,32 @@ static void rewriteAsGridKernel(
     linalg::FillOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
         ValueRange{buffers.counter});
-    if (lowLatency) {
-      // Zero steps in every word: a word of step t is never stale (the
-      // kernel's first wait is for step 1). Only for tiles that use it.
-      buffers.exchange = memref::AllocOp::create(
-          b, loc,
-          MemRefType::get(
-              {2, ShapedType::kDynamic,
-               persistent::lowLatencyRowWords(layout.stagedWidth, operands)},
-              b.getI64Type()),
-          ValueRange{batch});
+    if (lowLatencyRows > 0) {
+      // Where the tiles use it (the runtime allows it and none has more
+      // than the layout's rows for it), B rows a half, zeroed: a word of step t
+      // is never stale (the kernel's first wait is for step 1); else no rows.
       Value enabled = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
           func::CallOp::create(b, loc, kLowLatency, TypeRange{b.getI32Type()},
                                ValueRange{})
               .getResult(0),
           arith::ConstantIntOp::create(b, loc, 0, 32));
+      // (A tile's rows: tileRows, a multiple of 8, or all of a smaller
+      // batch.)
       Value used = arith::AndIOp::create(
           b, loc, enabled,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                split.tileRows,
-                                index(persistent::kLowLatencyRows)));
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ule,
+              arith::MinUIOp::create(b, loc, split.tileRows, batch),
+              index(lowLatencyRows)));
       buffers.lowLatency = arith::ExtUIOp::create(b, loc, b.getI32Type(), used);
+      buffers.exchange = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get(
+              {2, ShapedType::kDynamic,
+               persistent::lowLatencyRowWords(layout.stagedWidth, operands)},
+              b.getI64Type()),
+          ValueRange{arith::SelectOp::create(b, loc, used, batch, index(0))});
       auto zero = scf::IfOp::create(b, loc, used, /*withElseRegion=*/false);
       OpBuilder::InsertionGuard inZero(b);
       b.setInsertionPointToStart(&zero.getThenRegion().front());

@@ -19,7 +19,7 @@ define void @rnn_persistent_fwd_g4_h768_multiply(i32 %phase, i32 %batch, ptr %fr
 define float @rnn_persistent_fwd_g4_h768_sum(i32 %gate, i32 %row, i32 %unit) {
   ret float 0.0
 }
-define void @rnn_persistent_fwd_g4_h768_publish(float %value, i32 %row, i32 %unit, i32 %batch) {
+define void @rnn_persistent_fwd_g4_h768_publish(float %value, i32 %row, i32 %unit, i32 %batch, ptr %exchange) {
   ret void
 }
 define void @rnn_persistent_fwd_g4_h768_release(ptr %counter, ptr %exchange, i32 %batch, i32 %step) {
