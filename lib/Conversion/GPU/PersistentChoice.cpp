@@ -20,6 +20,19 @@ static bool isTimeLoop(scf::ForOp loop) {
                       [](Operation &op) { return isa<linalg::LinalgOp>(op); });
 }
 
+/// Which tiles of `layout` exchange their staged vector through the
+/// low-latency buffer, as a clause (empty where none do).
+static std::string lowLatencyText(const persistent::Layout &layout,
+                                  persistent::Direction direction,
+                                  persistent::Operands operands, int hidden) {
+  int rows = persistent::lowLatencyMaxRows(layout, direction, operands, hidden);
+  if (rows == 0)
+    return "";
+  return "; tiles of up to " + std::to_string(rows) + " row" +
+         (rows == 1 ? "" : "s") +
+         " exchange their state through the low-latency buffer";
+}
+
 /// What a time loop becomes, given what convert-step-loops-to-block-kernels
 /// makes of it (`block`): where the device library runs it (`grid`), the
 /// grid-wide kernel takes the batches that the block kernels leave to the
@@ -46,8 +59,10 @@ static std::string withGridKernel(const std::string &block, bool grid,
       " threads, a copy of them per batch tile of up to " +
       std::to_string(layout.maxBatch) +
       " rows, as many tiles as the GPU's SMs hold (one on a wavefront's "
-      "lane)) for T of at least " +
-      std::to_string(persistent::kMinSteps);
+      "lane)" +
+      lowLatencyText(layout, direction, *operands,
+                     static_cast<int>(persistent::paddedHidden(hidden))) +
+      ") for T of at least " + std::to_string(persistent::kMinSteps);
   StringRef stepLoop = "step loop: ";
   if (StringRef(block).starts_with(stepLoop))
     return kernel + ", the step loop otherwise (no block kernel: " +
