@@ -107,45 +107,6 @@ template <Direction D, Operands O, int G, int H> struct Shape {
 
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
 __shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
-#ifdef RNN_PERSISTENT_TRACE
-// Experiment: thread 0's clock64 at the phases' edges of a forward step,
-// the deltas summed over steps 2 .. kTraceStep - 1, printed at kTraceStep.
-constexpr int kTraceStep = 1000;
-__shared__ unsigned long long traceSums[8];
-__shared__ unsigned long long traceLast;
-__device__ __forceinline__ void tracePoint(int point, int step) {
-  if (threadIdx.x != 0)
-    return;
-  unsigned long long now = clock64();
-  if (step >= 2 && step < kTraceStep)
-    traceSums[point] += now - traceLast;
-  if (step == 0 && point == 0)
-    for (int i = 0; i < 8; ++i)
-      traceSums[i] = 0;
-  traceLast = now;
-}
-__device__ __forceinline__ void tracePrint(int step) {
-  if (threadIdx.x == 0 && step == kTraceStep && blockIdx.y == 0 &&
-      (blockIdx.x == 0 || blockIdx.x == gridDim.x / 2 ||
-       blockIdx.x == gridDim.x - 1)) {
-    unsigned long long *t = traceSums;
-    printf("trace block %d of %d: cycles a step: wait %llu fill %llu "
-           "prefetch %llu product %llu pointwise %llu release-barrier %llu "
-           "release %llu loop %llu\n",
-           blockIdx.x, gridDim.x, t[1] / (kTraceStep - 2),
-           t[2] / (kTraceStep - 2), t[3] / (kTraceStep - 2),
-           t[4] / (kTraceStep - 2), t[5] / (kTraceStep - 2),
-           t[6] / (kTraceStep - 2), t[7] / (kTraceStep - 2),
-           t[0] / (kTraceStep - 2));
-  }
-}
-#define RNN_TRACE(point, step) tracePoint(point, step)
-#define RNN_TRACE_PRINT(step) tracePrint(step)
-#else
-#define RNN_TRACE(point, step)
-#define RNN_TRACE_PRINT(step)
-#endif
-
 // The recurrence's H (begin's `hidden`): the low-latency exchange publishes
 // zeros for the padding units past it.
 __shared__ int recurrenceHidden;
@@ -548,7 +509,6 @@ stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
     if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
       __trap();
   }
-  RNN_TRACE(1, waitSteps);
   typename S::T *staged = stagedVector<S>();
 #pragma unroll
   for (int j = 0; j < kWords; ++j) {
@@ -577,12 +537,9 @@ __device__ __forceinline__ void
 stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
       const unsigned long long *exchange) {
   using S = Shape<D, O, G, H>;
-  if constexpr (S::kForward)
-    RNN_TRACE(0, waitSteps);
   if constexpr (S::kLowLatencyMaxRows > 0)
     if (waitSteps > 0 && S::lowLatency(batch, exchange)) {
       stageLowLatency<S>(waitSteps, batch, exchange);
-      RNN_TRACE(2, waitSteps);
       return;
     }
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -612,8 +569,6 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
         if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
           __trap();
       }
-      if constexpr (S::kForward)
-        RNN_TRACE(1, waitSteps);
       // The bulk copies below read through the async proxy what the other
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -653,12 +608,7 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
                      : "memory");
     }
   }
-  if constexpr (S::kForward)
-    if (waitSteps == 0)
-      RNN_TRACE(1, waitSteps);
   __syncthreads();
-  if constexpr (S::kForward)
-    RNN_TRACE(2, waitSteps);
 }
 
 // Multiplies the vector that stage() of this `phase` copies in by the
@@ -668,8 +618,6 @@ template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void multiply(int phase, int batch,
                                          const unsigned *fragments) {
   using S = Shape<D, O, G, H>;
-  if constexpr (S::kForward)
-    RNN_TRACE(3, phase);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
@@ -714,8 +662,6 @@ __device__ __forceinline__ void multiply(int phase, int batch,
     }
   }
   __syncthreads();
-  if constexpr (S::kForward)
-    RNN_TRACE(4, phase);
 }
 
 // The product's value for batch row b at the block's row gate * units +
@@ -755,12 +701,8 @@ template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void
 release(unsigned *counter, unsigned long long *exchange, int batch, int step) {
   using S = Shape<D, O, G, H>;
-  if constexpr (S::kForward)
-    RNN_TRACE(5, step - 1);
   // Every thread's stores (and publish()es) of the step are done.
   __syncthreads();
-  if constexpr (S::kForward)
-    RNN_TRACE(6, step - 1);
   const int tid = threadIdx.x;
   if (S::lowLatency(batch, exchange)) {
     if (tid < batch * S::kBlockWords) {
@@ -781,10 +723,6 @@ release(unsigned *counter, unsigned long long *exchange, int batch, int step) {
   } else if (tid == 0) {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter)
                  : "memory");
-  }
-  if constexpr (S::kForward) {
-    RNN_TRACE(7, step - 1);
-    RNN_TRACE_PRINT(step);
   }
 }
 
