@@ -20,10 +20,11 @@
 // lane, the array the caller passes, which becomes registers once
 // inlined): 16-bit operands, H / 4 inputs as m16n8k16 fragments; f32 ones,
 // H / 8 inputs rounded to TF32 as m16n8k8 fragments, the staged f32 vector
-// read as it is (the tensor cores take its TF32 bits). From H = 1472 the LSTM's
-// fourth tile does not fit in registers: its rows stay in shared memory and the
-// three warps of a slice share its product by batch tiles. Each slice's sums go
-// to a region of their own, batch-major, and rowSum adds them.
+// read as it is (the tensor cores take its upper 19 bits: truncated to TF32).
+// From H = 1472 the LSTM's fourth tile does not fit in registers: its rows stay
+// in shared memory and the three warps of a slice share its product by batch
+// tiles. Each slice's sums go to a region of their own, batch-major, and rowSum
+// adds them.
 //
 // A recurrence whose H is not a multiple of 64 runs on the entry points of
 // the next one: begin() takes the real H and loads zero weights for the
@@ -56,7 +57,6 @@ template <> struct Element<Operands::TF32> {
 template <Direction D, Operands O, int G, int H> struct Shape {
   static constexpr Layout kLayout = layoutFor(D, O, G, H);
   static constexpr bool kForward = D == Direction::Forward;
-  static constexpr Operands kOperands = O;
   static constexpr bool kTf32 = O == Operands::TF32;
   using T = typename Element<O>::Type;
   static constexpr int kBytes = operandBytes(O);
@@ -139,6 +139,17 @@ __device__ __forceinline__ unsigned long long globalNanoseconds() {
   unsigned long long now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   return now;
+}
+
+// Polls `ready` until it returns true. Every block is resident (cooperative
+// launch), so what it waits for arrives; should it not (a GPU shared in ways
+// the launch cannot see), the kernel traps after 10 s and the call reports an
+// error instead of hanging.
+template <class Ready> __device__ __forceinline__ void spinUntil(Ready ready) {
+  unsigned long long start = globalNanoseconds();
+  for (unsigned polls = 1; !ready(); ++polls)
+    if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
+      __trap();
 }
 
 // One tensor-core product into f32 accumulators: m16n8k16 of 16-bit
@@ -491,10 +502,8 @@ stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
     const int i = tid + j * S::kThreads;
     words[j] = i < total ? loadWord(exchange + i) : 0ull;
   }
-  // Every block is resident (cooperative launch), so the words arrive; as
-  // for the counter's wait, the kernel traps after 10 s rather than hang.
-  unsigned long long start = globalNanoseconds();
-  for (unsigned polls = 1;; ++polls) {
+  // Reloads the words of another step until none is left.
+  spinUntil([&] {
     bool ready = true;
 #pragma unroll
     for (int j = 0; j < kWords; ++j) {
@@ -504,11 +513,8 @@ stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
         words[j] = loadWord(exchange + i);
       }
     }
-    if (ready)
-      break;
-    if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
-      __trap();
-  }
+    return ready;
+  });
   typename S::T *staged = stagedVector<S>();
 #pragma unroll
   for (int j = 0; j < kWords; ++j) {
@@ -529,9 +535,10 @@ stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
 
 // Waits until every block has released `waitSteps` steps (none for 0) and
 // starts staging the [batch, width] vector at `vector` (rows
-// stagedRowElements(width) apart). Returns once the wait is over in every
-// thread: the wait's acquire empties L1, so what the caller prefetches into
-// L1 for the step goes after it.
+// stagedRowElements(width) apart), or, for a tile that exchanges through the
+// low-latency buffer `exchange`, stages it from there (stageLowLatency).
+// Returns once the wait is over in every thread: the wait's acquire empties
+// L1, so what the caller prefetches into L1 for the step goes after it.
 template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void
 stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
@@ -553,22 +560,15 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
       // Every block has written the vector: the counter counts blocks done
       // with each step (zero at launch). The warp's lanes read it together
       // (one load), then each issues a tile's copy.
-      // Cooperative launches keep every block resident, so the wait ends;
-      // should it not (a GPU shared in ways the launch cannot see), the
-      // kernel traps after 10 s and the call reports an error instead of
-      // hanging.
-      unsigned target = gridDim.x * waitSteps, now;
-      unsigned long long start = globalNanoseconds();
-      for (unsigned polls = 1;; ++polls) {
+      const unsigned target = gridDim.x * waitSteps;
+      spinUntil([&] {
+        unsigned now;
         asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
                      : "=r"(now)
                      : "l"(counter)
                      : "memory");
-        if ((int)(now - target) >= 0)
-          break;
-        if (polls % 1024 == 0 && globalNanoseconds() - start > 10000000000ull)
-          __trap();
-      }
+        return (int)(now - target) >= 0;
+      });
       // The bulk copies below read through the async proxy what the other
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
@@ -613,7 +613,8 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
 
 // Multiplies the vector that stage() of this `phase` copies in by the
 // block's rows into the slices' sums. The 16-bit weights and vector are
-// bf16 or f16 (the same bits move either way; only the product differs).
+// bf16 or f16 (the same bits move either way; only the product differs); the
+// TF32 ones are f32.
 template <Direction D, Operands O, int G, int H>
 __device__ __forceinline__ void multiply(int phase, int batch,
                                          const unsigned *fragments) {

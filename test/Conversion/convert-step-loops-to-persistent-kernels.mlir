@@ -55,6 +55,10 @@
 // h_{t-1} is the tile's rows of half (t % 2) of the buffer: B rows of 2056
 // values each.
 // CHECK:       %[[PARITY:.*]] = arith.remui %[[STEP]], %c2
+// No low-latency buffer (see above): null for this step's half and the
+// next's.
+// CHECK:       %[[NOEXCHANGE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:       %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:       %[[HALF:.*]] = arith.muli %[[PARITY]], %[[B]]
 // CHECK:       %[[AT:.*]] = arith.addi %[[HALF]], %[[ROW0]]
 // CHECK:       %[[ATE:.*]] = arith.muli %[[AT]], %c2056
@@ -68,7 +72,6 @@
 // product.
 // CHECK:       %[[ROW:.*]] = memref.subview %[[XP]][%[[STEP]], 0, 0]
 // CHECK:       %[[S32:.*]] = arith.index_cast %[[STEP]] : index to i32
-// CHECK:       %[[NOEXCHANGE:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:       func.call @rnn_persistent_fwd_g3_h2048_stage(%[[S32]], %[[B32]], %[[PREVIOUS]], %[[MYCOUNTER]], %[[NOEXCHANGE]])
 // CHECK:       %[[TE:.*]] = arith.muli %[[TB]], %c16
 // CHECK:       scf.for %{{.*}} = %[[TX]] to %[[TE]] step %c384
@@ -98,11 +101,9 @@
 // ... and to the library (for the low-latency exchange, which a null
 // buffer turns off), by the row in the tile and the unit.
 // CHECK:         %[[NEW32:.*]] = arith.extf %[[NEW]] : bf16 to f32
-// CHECK:         %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:         func.call @rnn_persistent_fwd_g3_h2048_publish(%[[NEW32]], %{{.*}}, %{{.*}}, %[[B32]], %[[NONE]])
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]], %[[J]]] : memref<?x2048xf32, strided<[2048, 1], offset: ?>>
-// CHECK:       %[[NONE2:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]], %[[NONE2]], %[[B32]], %{{.*}})
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_release(%[[MYCOUNTER]], %[[NONE]], %[[B32]], %{{.*}})
 // CHECK:   %[[REFUSED:.*]] = func.call @rnn_cuda_take_refused_launch() : () -> i32
 // S is not the loop's own scratch (here an argument the caller reads): its
 // last value comes back from the buffer.
@@ -575,10 +576,12 @@ func.func @nested_in_loop(%cond: i1, %xp: memref<?x?x6144xf32>, %u: memref<6144x
 // CHECK:   %[[EXBASE:.*]] = memref.extract_aligned_pointer_as_index %[[EXCHANGE]]
 // CHECK:   %[[EXCHANGING:.*]] = arith.cmpi ne, %[[USED32]], %{{.*}} : i32
 // CHECK:   scf.for
-// The tile's rows of this step's half, or null where the tiles do not use
-// the buffer.
+// The tile's rows of this step's half and of the next's, or null where the
+// tiles do not use the buffer, once a step.
 // CHECK:     arith.muli %{{.*}}, %c1024
 // CHECK:     %[[EXIN:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:     arith.muli %{{.*}}, %c1024
+// CHECK:     %[[EXOUT:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
 // CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_stage(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXIN]])
 // CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_multiply
 // The block's elements: its 8 units of each batch row.
@@ -587,9 +590,7 @@ func.func @nested_in_loop(%cond: i1, %xp: memref<?x?x6144xf32>, %u: memref<6144x
 // CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_sum
 // CHECK-NOT:   rnn_persistent_tanh
 // CHECK:       math.tanh
-// CHECK:       %[[EXPUB:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
-// CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_publish(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXPUB]])
-// CHECK:     %[[EXOUT:.*]] = arith.select %[[EXCHANGING]], %{{.*}}, %{{.*}} : !llvm.ptr
+// CHECK:       func.call @rnn_persistent_fwd_tf32_g4_h1024_publish(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EXOUT]])
 // CHECK:     func.call @rnn_persistent_fwd_tf32_g4_h1024_release(%{{.*}}, %[[EXOUT]], %{{.*}}, %{{.*}})
 // CHECK: memref.dealloc %[[EXCHANGE]]
 func.func @tf32_four_gates(%xs: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>,

@@ -440,6 +440,10 @@ public:
     Value step = stepLoop.getInductionVar();
     Value parity = arith::RemUIOp::create(b, loc, step, c2);
     Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
+    // The low-latency buffer's halves of this step (read by stage) and of
+    // the next (written by publish and release), once a step.
+    Value exchangeIn = exchangeHalf(parity);
+    Value exchangeOut = exchangeHalf(nextParity);
     Value previous = stagedRows(hBase, batch, parity);
     // The views the group reads and writes, rebuilt for this step.
     IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
@@ -449,8 +453,7 @@ public:
     // the vector comes in and the block multiplies. After the wait, whose
     // acquire empties L1.
     Value step32 = toI32(step);
-    call("stage",
-         {step32, batch32, previous, counterPtr, exchangeHalf(parity)});
+    call("stage", {step32, batch32, previous, counterPtr, exchangeIn});
     forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
       prefetchInputs(views, row, column, [&](OpOperand &operand) {
         bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
@@ -493,14 +496,14 @@ public:
                     value =
                         arith::ExtFOp::create(b, loc, b.getF32Type(), value);
                   call("publish", {value, toI32(tileRow), toI32(unit), batch32,
-                                   exchangeHalf(nextParity)});
+                                   exchangeOut});
                 } else
                   memref::StoreOp::create(
                       b, loc, result, views.lookupOrDefault(init.get()),
                       indices(pw.getMatchingIndexingMap(&init), row, column));
               });
         });
-    call("release", {counterPtr, exchangeHalf(nextParity), batch32,
+    call("release", {counterPtr, exchangeOut, batch32,
                      toI32(arith::AddIOp::create(b, loc, step, c1))});
   }
 
@@ -701,10 +704,11 @@ static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
 
 /// The buffers a grid-wide kernel shares between its blocks: the staged
 /// vector's double buffer ([2, B, the layout's row stride]), a step
-/// counter per batch tile, and (the forward's) low-latency buffer ([2, B,
-/// words of a row] of 8-byte words) with an i32 that says whether the tiles
-/// use it (tiles of at most kLowLatencyRows rows, and the runtime's
-/// rnn_cuda_persistent_low_latency), zeroed where they do.
+/// counter per batch tile, and (the forward's, where its layout has one:
+/// lowLatencyMaxRows) low-latency buffer ([2, B, words of a row] of 8-byte
+/// words) with an i32 that says whether the tiles use it (none has more
+/// rows than the layout's limit, and the runtime's
+/// rnn_cuda_persistent_low_latency allows it), zeroed where they do.
 struct GridBuffers {
   Value staged, counter, exchange, lowLatency;
 };
