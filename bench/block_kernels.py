@@ -6,11 +6,13 @@ odd sizes, checked against float64 and timed against the step loop of the same l
                        heads at H = 68, 64, 100: heads of 17, 16, 25 units; other sizes
                        with RNN_BLOCK_SIZES, e.g. 150,300), input size 24,
                        in float32 and with bf16 matmuls (matmul_dtype="bfloat16"), saved with
-                       rnn.NumpyRNN.save into DIR/<name>/ with deterministic random weights;
+                       rnn.NumpyRNN.save into DIR/<name>/ with zero weights (`run` draws
+                       random ones from the plan's seed);
                        DIR/plan.json says which libraries hold a block kernel (they import
                        rnn_cuda_persistent_enabled).
     run DIR OUT.json   (on the GPU machine) each model at B = 1, 3, 5, 16 and 64 (T = 7, random
-                       initial states), on its block kernel and on the step loop
+                       initial states; RNN_BLOCK_CHECK_T), on its persistent kernel (block
+                       or, from H = 449, grid-wide) and on the step loop
                        (RNN_CUDA_PERSISTENT=0, read at every call), against the float64
                        references of test/python/reference.py: max |ours - ref| / max |ref|
                        within 1e-4 (float32) or 3e-2 (bf16 matmuls). Then the models with a
@@ -39,7 +41,10 @@ CELLS = tuple(c for c in os.environ.get("RNN_BLOCK_CELLS", "").split(",") if c)
 INPUT = 24
 CHECK_BATCHES = (1, 3, 5, 16, 64)
 TIME_BATCHES = (1, 16, 64)
-CHECK_T, TIME_T = 7, 300
+# RNN_BLOCK_CHECK_T replaces the checks' T, e.g. 40 for the grid-wide kernels (which take
+# T >= 32) at the sizes they run.
+CHECK_T = int(os.environ.get("RNN_BLOCK_CHECK_T", "7"))
+TIME_T = 300
 ROUNDS, REPEATS, WARMUP = 3, 10, 3
 TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
 HEADWISE = ("headwise_lstm", "headwise_gru", "slstm")
@@ -64,17 +69,22 @@ def build(out_dir):
                 name = f"{cell}_{precision}_H{H}"
                 model = rnn.NumpyRNN(rnn.zoo.CELLS[cell], H if cell == "sru" else INPUT, H,
                                      device="cuda", matmul_dtype=mm, **extra)
-                rng = np.random.default_rng(len(plan))
-                k = 1.0 / np.sqrt(H)
+                # Zeros here (the saved models stay small at large H); `run` draws the
+                # weights from the plan's seed.
                 for key, a in model.named_parameters():
-                    model.params[key] = rng.uniform(-k, k, np.shape(a)).astype(np.float32)
+                    model.params[key] = np.zeros(np.shape(a), np.float32)
                 path = os.path.join(out_dir, name)
                 model.save(path)
-                blocks = any(b"rnn_cuda_persistent_enabled" in open(os.path.join(path, f), "rb").read()
-                             for f in os.listdir(path) if f.endswith(".so") and "runtime" not in f)
+                libraries = [open(os.path.join(path, f), "rb").read()
+                             for f in os.listdir(path) if f.endswith(".so") and "runtime" not in f]
+                # The host code of a block kernel asks rnn_cuda_persistent_enabled, a
+                # grid-wide kernel's rnn_cuda_persistent_batch_tiles.
+                grid = any(b"rnn_cuda_persistent_batch_tiles" in lib for lib in libraries)
+                blocks = grid or any(b"rnn_cuda_persistent_enabled" in lib for lib in libraries)
                 plan.append({"name": name, "cell": cell, "precision": precision, "H": H,
-                             "block_kernel": blocks})
-                print(f"block-kernels build: {name}: {'block kernel' if blocks else 'step loop'}")
+                             "seed": len(plan), "block_kernel": blocks, "grid_kernel": grid})
+                print(f"block-kernels build: {name}: "
+                      f"{'grid-wide kernel' if grid else 'block kernel' if blocks else 'step loop'}")
     json.dump(plan, open(os.path.join(out_dir, "plan.json"), "w"), indent=1)
 
 
@@ -100,6 +110,10 @@ def run(model_dir, out_path):
     rows, failed = [], []
     for entry in plan:
         model = rnn.load(os.path.join(model_dir, entry["name"]))
+        rng = np.random.default_rng(entry["seed"])
+        k = 1.0 / np.sqrt(entry["H"])
+        model.load_state_dict({key: rng.uniform(-k, k, np.shape(a)).astype(np.float32)
+                               for key, a in model.state_dict().items()})
         ref_fn, names, _, _ = ZOO[entry["cell"]]
         params = [torch.as_tensor(model.param(n)).cpu().double().numpy() for n in names]
         worst = {"block": 0.0, "step loop": 0.0}

@@ -611,18 +611,15 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
   __syncthreads();
 }
 
-// Multiplies the vector that stage() of this `phase` copies in by the
-// block's rows into the slices' sums. The 16-bit weights and vector are
-// bf16 or f16 (the same bits move either way; only the product differs); the
-// TF32 ones are f32.
-template <Direction D, Operands O, int G, int H>
-__device__ __forceinline__ void multiply(int phase, int batch,
-                                         const unsigned *fragments) {
-  using S = Shape<D, O, G, H>;
+// The warp's part of multiply(): its tile's rows times the staged batch
+// tiles, into its slice's sums.
+template <class S, Operands O>
+__device__ __forceinline__ void multiplyWarpTile(int phase, int batch,
+                                                 const unsigned *fragments) {
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4, tile = warp / S::kSlices,
             slice = warp % S::kSlices;
-  const int tiles = (batch + kBatchTile - 1) / kBatchTile;
+  const int batchTiles = (batch + kBatchTile - 1) / kBatchTile;
   const typename S::T *staged = stagedVector<S>();
   float *mine = sliceSums<S>() + slice * S::kSumsStride;
   // The lane's address of the first step's B fragment (loadB): 16-bit,
@@ -637,15 +634,15 @@ __device__ __forceinline__ void multiply(int phase, int batch,
                                  8 * (lane / 16) + S::kSlice * slice;
   if constexpr (S::kInterleave) {
     // All tiles, then their chains interleaved.
-    for (int nt = 0; nt < tiles; ++nt)
+    for (int nt = 0; nt < batchTiles; ++nt)
       waitPhase(&rowsIn[nt], phase & 1);
     static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
-    if (tiles == 1 || S::kMaxTiles == 1)
+    if (batchTiles == 1 || S::kMaxTiles == 1)
       multiplyTiles<S, O, 1>(fragments, bBase, aShared, mine, tile, g, t);
-    else if (tiles == 2 || S::kMaxTiles == 2)
+    else if (batchTiles == 2 || S::kMaxTiles == 2)
       multiplyTiles<S, O, (S::kMaxTiles < 2 ? 1 : 2)>(fragments, bBase, aShared,
                                                       mine, tile, g, t);
-    else if (tiles == 3 || S::kMaxTiles == 3)
+    else if (batchTiles == 3 || S::kMaxTiles == 3)
       multiplyTiles<S, O, (S::kMaxTiles < 3 ? 1 : 3)>(fragments, bBase, aShared,
                                                       mine, tile, g, t);
     else
@@ -656,12 +653,32 @@ __device__ __forceinline__ void multiply(int phase, int batch,
     // earlier ones multiply.
 #pragma unroll
     for (int nt = 0; nt < S::kMaxTiles; ++nt) {
-      if (nt >= tiles)
+      if (nt >= batchTiles)
         break;
       waitPhase(&rowsIn[nt], phase & 1);
       multiplyTile<S, O>(nt, fragments, bBase, aShared, mine, tile, g, t);
     }
   }
+}
+
+// Multiplies the vector that stage() of this `phase` copies in by the
+// block's rows of tiles [firstTile, firstTile + tiles) into the slices'
+// sums: every tile for a step of one product; for a step of dependent
+// stages, the tiles that hold the stage's gates (the other tiles' warps
+// wait at the block barrier). The 16-bit weights and vector are bf16 or
+// f16 (the same bits move either way; only the product differs); the TF32
+// ones are f32.
+template <Direction D, Operands O, int G, int H>
+__device__ __forceinline__ void multiply(int phase, int batch,
+                                         const unsigned *fragments,
+                                         int firstTile, int tiles) {
+  using S = Shape<D, O, G, H>;
+  const int warp = threadIdx.x / 32;
+  const int tile = warp / S::kSlices;
+  // (A layout whose last tile is in shared memory runs one product a step:
+  // its three register tiles' warps share that tile.)
+  if (S::kSharedTile || (tile >= firstTile && tile < firstTile + tiles))
+    multiplyWarpTile<S, O>(phase, batch, fragments);
   __syncthreads();
 }
 
@@ -761,8 +778,9 @@ struct Entry {
     ::stage<D, O, G, H>(waitSteps, batch, vector, counter, exchange);
   }
   static __device__ __forceinline__ void multiply(int phase, int batch,
-                                                  const unsigned *fragments) {
-    ::multiply<D, O, G, H>(phase, batch, fragments);
+                                                  const unsigned *fragments,
+                                                  int firstTile, int tiles) {
+    ::multiply<D, O, G, H>(phase, batch, fragments, firstTile, tiles);
   }
   static __device__ __forceinline__ float sum(int gate, int b, int unit) {
     return rowSum<D, O, G, H>(gate, b, unit);
@@ -785,7 +803,9 @@ struct Entry<D, O, G, H, false> {
                                const unsigned long long *) {
     __trap();
   }
-  static __device__ void multiply(int, int, const unsigned *) { __trap(); }
+  static __device__ void multiply(int, int, const unsigned *, int, int) {
+    __trap();
+  }
   static __device__ float sum(int, int, int) {
     __trap();
     return 0.f;
@@ -818,8 +838,9 @@ struct Entry<D, O, G, H, false> {
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) void                    \
   rnn_persistent_##NAME##_g##G##_h##H##_multiply(int phase, int batch,         \
-                                                 const unsigned *fragments) {  \
-    Entry<D, O, G, H>::multiply(phase, batch, fragments);                      \
+                                                 const unsigned *fragments,    \
+                                                 int firstTile, int tiles) {   \
+    Entry<D, O, G, H>::multiply(phase, batch, fragments, firstTile, tiles);    \
   }                                                                            \
   extern "C" __device__ __attribute__((always_inline)) float                   \
   rnn_persistent_##NAME##_g##G##_h##H##_sum(int gate, int b, int unit) {       \

@@ -81,7 +81,7 @@
 // CHECK:         memref.extract_strided_metadata %[[H]]
 // CHECK:         func.call @rnn_persistent_prefetch_l1(
 // CHECK-NOT:     func.call @rnn_persistent_prefetch_l1(
-// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_multiply(%[[S32]], %[[B32]], %[[FRAGMENTS]])
+// CHECK:       func.call @rnn_persistent_fwd_g3_h2048_multiply(%[[S32]], %[[B32]], %[[FRAGMENTS]], %c0_i32{{.*}}, %c3_i32{{.*}})
 // CHECK:       scf.for %[[E:.*]] = %[[TX]] to %{{.*}} step %c384
 // CHECK:         %[[UNIT:.*]] = arith.remui %[[E]], %c16
 // CHECK:         %[[LOCAL:.*]] = arith.divui %[[E]], %c16

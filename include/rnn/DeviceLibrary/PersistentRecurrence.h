@@ -218,6 +218,13 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
   return l;
 }
 
+/// The 16-row tile of `layout` that holds gate `gate`'s rows of a block (a
+/// tile holds kTileRows / unitsPerBlock gates): a step of dependent stages
+/// multiplies, for each stage, the tiles of its gates.
+constexpr int tileOfGate(const Layout &layout, int gate) {
+  return gate * layout.unitsPerBlock / kTileRows;
+}
+
 /// Registers a lane has besides its weight fragments in `layout` (of H =
 /// `hidden`, a multiple of 64).
 constexpr int spareRegisters(const Layout &layout, int hidden) {
@@ -303,8 +310,9 @@ struct EntryPointSignature {
   char result;
 };
 inline constexpr EntryPointSignature kEntryPointSignatures[] = {
-    {"begin", "ppi", 'v'}, {"stage", "iippp", 'v'},   {"multiply", "iip", 'v'},
-    {"sum", "iii", 'f'},   {"publish", "fiiip", 'v'}, {"release", "ppii", 'v'}};
+    {"begin", "ppi", 'v'},      {"stage", "iippp", 'v'},
+    {"multiply", "iipii", 'v'}, {"sum", "iii", 'f'},
+    {"publish", "fiiip", 'v'},  {"release", "ppii", 'v'}};
 inline constexpr EntryPointSignature kSharedEntryPointSignatures[] = {
     {"prefetch_l1", "p", 'v'}, {"tanh", "f", 'f'}};
 

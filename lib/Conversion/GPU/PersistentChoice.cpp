@@ -111,11 +111,36 @@ std::string rnn::describePersistentChoices(ModuleOp module,
              << "\n";
           return;
         }
+        if (FailureOr<StagedRecurrence> staged = matchStagedRecurrence(loop);
+            succeeded(staged)) {
+          os << staged->stages.size() << " dependent stages (";
+          for (const StepRecurrence &stage : staged->stages)
+            os << (&stage == &staged->stages.front() ? "" : " + ")
+               << stage.gates;
+          os << " gates), H = " << staged->hidden << ", "
+             << staged->stages.front().stateElementType() << ": ";
+          if (deviceLibrary && runsOnDeviceLibrary(*staged))
+            os << withGridKernel(
+                "step loop: the block kernels run one product a step", true,
+                persistent::Direction::Forward,
+                deviceLibraryOperands(staged->stages.front()), staged->gates,
+                staged->hidden);
+          else
+            os << "step loop: the grid-wide kernel runs dependent stages of "
+                  "bf16, f16 or TF32 products of 2 to 4 gates in all at H "
+                  "from "
+               << persistent::kMinUnpaddedHidden << " to "
+               << persistent::kMaxHidden
+               << " whose rows a block holds in registers, on sm_90";
+          os << "\n";
+          return;
+        }
         os << "step loop: its step is neither one recurrent product and "
               "one pointwise group over [B, H] that reads the product's "
-              "gate windows and writes its state, nor one group and the "
-              "transposed product that gives its state gradient (the forms "
-              "a persistent kernel runs)\n";
+              "gate windows and writes its state, nor dependent stages of "
+              "such products and groups, nor one group and the transposed "
+              "product that gives its state gradient (the forms a "
+              "persistent kernel runs)\n";
         return;
       }
       os << (r->headwise ? std::to_string(r->heads) + " heads of " +

@@ -94,6 +94,23 @@ bool rnn::runsOnDeviceLibrary(const StepRecurrence &r) {
                                                 *operands, r.gates, r.hidden);
 }
 
+bool rnn::runsOnDeviceLibrary(const StagedRecurrence &r) {
+  std::optional<persistent::Operands> operands =
+      deviceLibraryOperands(r.stages.front());
+  if (!operands || llvm::any_of(r.stages, [&](const StepRecurrence &stage) {
+        return deviceLibraryOperands(stage) != operands;
+      }))
+    return false;
+  if (r.gates > persistent::kMaxGates ||
+      !persistent::hasEntryPoints(persistent::Direction::Forward, *operands,
+                                  r.gates, r.hidden))
+    return false;
+  persistent::Layout layout = persistent::layoutFor(
+      persistent::Direction::Forward, *operands, static_cast<int>(r.gates),
+      static_cast<int>(persistent::paddedHidden(r.hidden)));
+  return layout.registerTiles == layout.rowTiles;
+}
+
 bool rnn::runsOnDeviceLibrary(const AdjointRecurrence &r) {
   std::optional<persistent::Operands> operands = deviceLibraryOperands(r);
   return operands && persistent::hasEntryPoints(persistent::Direction::Backward,
@@ -394,27 +411,37 @@ protected:
 };
 
 /// The forward's kernel: per step the library's product of h_{t-1}, then
-/// the cell's pointwise step for this block's units.
+/// the cell's pointwise step for this block's units; for a step of
+/// dependent stages (rnn::StagedRecurrence), each stage in turn: its
+/// vector's exchange, the product of its gates' tiles, its group.
 class KernelBuilder : GridKernelBuilderBase {
 public:
-  KernelBuilder(const StepRecurrence &r, OpBuilder &b, Location loc)
+  /// `stages`: the step's one product and group, or its dependent stages;
+  /// `gates`: all of theirs.
+  KernelBuilder(ArrayRef<StepRecurrence> stages, int64_t gates, OpBuilder &b,
+                Location loc)
       : GridKernelBuilderBase(persistent::Direction::Forward,
-                              *rnn::deviceLibraryOperands(r),
-                              r.stateElementType(), r.gates, r.hidden, r.loop,
-                              r.pointwise, b, loc),
-        r(r) {}
+                              *rnn::deviceLibraryOperands(stages.front()),
+                              stages.front().stateElementType(), gates,
+                              stages.front().hidden, stages.front().loop,
+                              stages.front().pointwise, b, loc),
+        stages(stages) {}
 
-  /// Fills the body of `launch`: the library's set-up, then per step its
-  /// product, the cell's pointwise step for this block's units (each new
-  /// state value also published to the library, for the low-latency
-  /// exchange of small batch tiles), and the release.
+  /// Fills the body of `launch`: the library's set-up (the fragments of
+  /// `weight`, every stage's rows), then per step and stage its product,
+  /// the stage's pointwise group for this block's units (each value of the
+  /// next stage's vector also published to the library, for the
+  /// low-latency exchange of small batch tiles), and the release. A step of
+  /// m stages is m exchanges of the staged vector: exchange m·t + s stages
+  /// stage s's vector of step t.
   void build(gpu::LaunchOp launch, Value steps, Value batch, Value tileRows,
-             Value hBuffer, Value counter, Value exchange, Value lowLatency) {
+             Value weight, Value hBuffer, Value counter, Value exchange,
+             Value lowLatency) {
     Value thread = launch.getThreadIds().x;
     Value block = launch.getBlockIds().x;
     setTile(launch, batch, tileRows);
     Value weights = fragments();
-    begin(r.weight, weights);
+    begin(weight, weights);
     Value hBase = pointerTo(hBuffer), counterPtr = tileCounter(counter);
     // The tile's rows of half `which` of the low-latency buffer, or null
     // where the tiles do not use it (or the layout has none).
@@ -438,77 +465,106 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(stepLoop.getBody());
     Value step = stepLoop.getInductionVar();
-    Value parity = arith::RemUIOp::create(b, loc, step, c2);
-    Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
-    // The low-latency buffer's halves of this step (read by stage) and of
-    // the next (written by publish and release), once a step.
-    Value exchangeIn = exchangeHalf(parity);
-    Value exchangeOut = exchangeHalf(nextParity);
-    Value previous = stagedRows(hBase, batch, parity);
-    // The views the group reads and writes, rebuilt for this step.
-    IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
+    const int64_t count = static_cast<int64_t>(stages.size());
+    int64_t firstGate = 0;
+    for (size_t index = 0; index < stages.size(); ++index) {
+      const StepRecurrence &r = stages[index];
+      pw = r.pointwise;
+      Value next = stages[(index + 1) % count].state;
+      Value phase =
+          count == 1 ? step
+                     : arith::AddIOp::create(
+                           b, loc,
+                           arith::MulIOp::create(b, loc, step, constant(count)),
+                           constant(static_cast<int64_t>(index)));
+      Value parity = arith::RemUIOp::create(b, loc, phase, c2);
+      Value nextParity = arith::SubIOp::create(b, loc, c1, parity);
+      // The low-latency buffer's halves of this exchange (read by stage)
+      // and of the next (written by publish and release), once an exchange.
+      Value exchangeIn = exchangeHalf(parity);
+      Value exchangeOut = exchangeHalf(nextParity);
+      Value previous = stagedRows(hBase, batch, parity);
+      // The views the group reads and writes, rebuilt for this step.
+      IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
 
-    // What the step reads besides the product (its projection, c, and the
-    // biases where registers allow) does not depend on it: into L1 while
-    // the vector comes in and the block multiplies. After the wait, whose
-    // acquire empties L1.
-    Value step32 = toI32(step);
-    call("stage", {step32, batch32, previous, counterPtr, exchangeIn});
-    forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
-      prefetchInputs(views, row, column, [&](OpOperand &operand) {
-        bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-        return operand.get() != r.state && (!gate || r.accumulates);
-      });
-    });
-    call("multiply", {step32, batch32, weights});
-
-    forEachElement(
-        thread, block, [&](Value unit, Value tileRow, Value row, Value column) {
-          cloneGroup(
-              [&](OpOperand &operand) -> Value {
-                if (std::optional<int64_t> gate =
-                        r.gateOfOperand[operand.getOperandNumber()]) {
-                  Value sum = call("sum", {toI32(constant(*gate)),
-                                           toI32(tileRow), toI32(unit)})
-                                  .getResult(0);
-                  if (!r.accumulates)
-                    return sum;
-                  return arith::AddFOp::create(
-                      b, loc,
-                      memref::LoadOp::create(b, loc,
-                                             views.lookup(operand.get()),
-                                             ValueRange{row, column}),
-                      sum);
-                }
-                if (operand.get() == r.state)
-                  return memref::LoadOp::create(
-                      b, loc, hBuffer, ValueRange{parity, row, column});
-                return memref::LoadOp::create(
-                    b, loc, views.lookupOrDefault(operand.get()),
-                    indices(pw.getMatchingIndexingMap(&operand), row, column));
-              },
-              [&](OpOperand &init, Value result) {
-                if (init.get() == r.state) {
-                  memref::StoreOp::create(b, loc, result, hBuffer,
-                                          ValueRange{nextParity, row, column});
-                  Value value = result;
-                  if (!value.getType().isF32())
-                    value =
-                        arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-                  call("publish", {value, toI32(tileRow), toI32(unit), batch32,
-                                   exchangeOut});
-                } else
-                  memref::StoreOp::create(
-                      b, loc, result, views.lookupOrDefault(init.get()),
-                      indices(pw.getMatchingIndexingMap(&init), row, column));
-              });
+      // What the group reads besides the product (its projection, c, and
+      // the biases where registers allow) does not depend on it: into L1
+      // while the vector comes in and the block multiplies. After the
+      // wait, whose acquire empties L1.
+      Value phase32 = toI32(phase);
+      call("stage", {phase32, batch32, previous, counterPtr, exchangeIn});
+      forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
+        prefetchInputs(views, row, column, [&](OpOperand &operand) {
+          bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
+          return operand.get() != r.state && (!gate || r.accumulates);
         });
-    call("release", {counterPtr, exchangeOut, batch32,
-                     toI32(arith::AddIOp::create(b, loc, step, c1))});
+      });
+      int firstTile =
+          persistent::tileOfGate(layout, static_cast<int>(firstGate));
+      int lastTile = persistent::tileOfGate(
+          layout, static_cast<int>(firstGate + r.gates - 1));
+      call("multiply", {phase32, batch32, weights,
+                        arith::ConstantIntOp::create(b, loc, firstTile, 32),
+                        arith::ConstantIntOp::create(
+                            b, loc, lastTile - firstTile + 1, 32)});
+
+      forEachElement(
+          thread, block,
+          [&](Value unit, Value tileRow, Value row, Value column) {
+            cloneGroup(
+                [&](OpOperand &operand) -> Value {
+                  if (std::optional<int64_t> gate =
+                          r.gateOfOperand[operand.getOperandNumber()]) {
+                    Value sum = call("sum", {toI32(constant(firstGate + *gate)),
+                                             toI32(tileRow), toI32(unit)})
+                                    .getResult(0);
+                    if (!r.accumulates)
+                      return sum;
+                    return arith::AddFOp::create(
+                        b, loc,
+                        memref::LoadOp::create(b, loc,
+                                               views.lookup(operand.get()),
+                                               ValueRange{row, column}),
+                        sum);
+                  }
+                  if (operand.get() == r.state)
+                    return memref::LoadOp::create(
+                        b, loc, hBuffer, ValueRange{parity, row, column});
+                  // The stage before's vector, in the other half until this
+                  // group's own stores.
+                  if (index > 0 && operand.get() == stages[index - 1].state)
+                    return memref::LoadOp::create(
+                        b, loc, hBuffer, ValueRange{nextParity, row, column});
+                  return memref::LoadOp::create(
+                      b, loc, views.lookupOrDefault(operand.get()),
+                      indices(pw.getMatchingIndexingMap(&operand), row,
+                              column));
+                },
+                [&](OpOperand &init, Value result) {
+                  if (init.get() == next) {
+                    memref::StoreOp::create(
+                        b, loc, result, hBuffer,
+                        ValueRange{nextParity, row, column});
+                    Value value = result;
+                    if (!value.getType().isF32())
+                      value =
+                          arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+                    call("publish", {value, toI32(tileRow), toI32(unit),
+                                     batch32, exchangeOut});
+                  } else
+                    memref::StoreOp::create(
+                        b, loc, result, views.lookupOrDefault(init.get()),
+                        indices(pw.getMatchingIndexingMap(&init), row, column));
+                });
+          });
+      call("release", {counterPtr, exchangeOut, batch32,
+                       toI32(arith::AddIOp::create(b, loc, phase, c1))});
+      firstGate += r.gates;
+    }
   }
 
 private:
-  const StepRecurrence &r;
+  ArrayRef<StepRecurrence> stages;
 };
 
 /// The backward's kernel (rnn::AdjointRecurrence): per step the cell's
@@ -627,7 +683,10 @@ public:
           return operand.get() != r.state;
         });
       });
-      call("multiply", {step32, batch32, weights});
+      call("multiply",
+           {step32, batch32, weights,
+            arith::ConstantIntOp::create(b, loc, 0, 32),
+            arith::ConstantIntOp::create(b, loc, layout.rowTiles, 32)});
     }
     // S after the loop: the last step's product.
     forEachElement(
@@ -711,6 +770,8 @@ static void zeroPadding(OpBuilder &b, Location loc, Value buffer, bool pads) {
 /// rnn_cuda_persistent_low_latency allows it), zeroed where they do.
 struct GridBuffers {
   Value staged, counter, exchange, lowLatency;
+  /// What `prepare` allocated for the kernel, freed after it.
+  SmallVector<Value> temporaries;
 };
 
 /// How the batch is split: `tiles` tiles of `tileRows` rows (the last may
@@ -771,7 +832,7 @@ static void rewriteAsGridKernel(
     persistent::Direction direction, persistent::Operands operands,
     Type elementType, int64_t gates, int64_t hidden, scf::ForOp loop,
     Value state,
-    function_ref<void(OpBuilder &, Value batch, const GridBuffers &)> prepare,
+    function_ref<void(OpBuilder &, Value batch, GridBuffers &)> prepare,
     function_ref<void(OpBuilder &, gpu::LaunchOp, Value batch, Value tileRows,
                       const GridBuffers &)>
         buildBody,
@@ -817,11 +878,12 @@ static void rewriteAsGridKernel(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&attempt.getThenRegion().front());
-    GridBuffers buffers{
-        memref::AllocOp::create(b, loc, stagedType, ValueRange{batch}),
-        memref::AllocOp::create(
-            b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
-            ValueRange{split.tiles})};
+    GridBuffers buffers;
+    buffers.staged =
+        memref::AllocOp::create(b, loc, stagedType, ValueRange{batch});
+    buffers.counter = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()),
+        ValueRange{split.tiles});
     linalg::FillOp::create(
         b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 32)},
         ValueRange{buffers.counter});
@@ -896,6 +958,8 @@ static void rewriteAsGridKernel(
     memref::DeallocOp::create(b, loc, buffers.counter);
     if (buffers.exchange)
       memref::DeallocOp::create(b, loc, buffers.exchange);
+    for (Value temporary : buffers.temporaries)
+      memref::DeallocOp::create(b, loc, temporary);
     scf::YieldOp::create(b, loc, ran);
     b.setInsertionPointToStart(&attempt.getElseRegion().front());
     scf::YieldOp::create(
@@ -910,53 +974,88 @@ static void rewriteAsGridKernel(
   loop->moveBefore(fallback.getThenRegion().front().getTerminator());
 }
 
-static void rewrite(const StepRecurrence &r) {
+/// Runs a forward step loop of one product and group (`stages` of one) or
+/// of dependent stages (`gates`: all stages' together) as the grid-wide
+/// kernel.
+static void rewriteForward(ArrayRef<StepRecurrence> stages, int64_t gates) {
+  const StepRecurrence &first = stages.front();
   // Before this adds uses of S of its own.
-  bool copyBack = !rnn::isLoopScratch(r.state, r.loop);
-  scf::ForOp loop = r.loop;
+  bool copyBack = !rnn::isLoopScratch(first.state, first.loop);
+  scf::ForOp loop = first.loop;
   Location loc = loop.getLoc();
   Value steps = loop.getUpperBound();
-  // h_{t-1} and h_t alternate between the two halves of the staged buffer
-  // (B rows of the layout's columns and 8 of padding): every block reads
-  // its tile's rows of h_{t-1} while the others write h_t.
+  const int64_t hidden = first.hidden;
+  // The staged vectors alternate between the two halves of the staged
+  // buffer (B rows of the layout's columns and 8 of padding): every block
+  // reads its tile's rows of one exchange's vector while the others write
+  // the next. Exchange m·t + s holds stage s's vector of step t.
   Value batch;
   // Half `which` of the buffer as [B, H] (rows: the layout's stride).
   auto half = [&](OpBuilder &b, Value hBuffer, Value which) {
     SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
                                          b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), batch,
-                                       b.getIndexAttr(r.hidden)};
+                                       b.getIndexAttr(hidden)};
     SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
     auto type = memref::SubViewOp::inferRankReducedResultType(
-        {ShapedType::kDynamic, r.hidden}, cast<MemRefType>(hBuffer.getType()),
+        {ShapedType::kDynamic, hidden}, cast<MemRefType>(hBuffer.getType()),
         offsets, sizes, strides);
     return memref::SubViewOp::create(b, loc, cast<MemRefType>(type), hBuffer,
                                      offsets, sizes, strides);
   };
+  Value weight = first.weight;
   rewriteAsGridKernel(
-      persistent::Direction::Forward, *rnn::deviceLibraryOperands(r),
-      r.stateElementType(), r.gates, r.hidden, loop, r.state,
-      [&](OpBuilder &b, Value rows, const GridBuffers &buffers) {
+      persistent::Direction::Forward, *rnn::deviceLibraryOperands(first),
+      first.stateElementType(), gates, hidden, loop, first.state,
+      [&](OpBuilder &b, Value rows, GridBuffers &buffers) {
         batch = rows;
         memref::CopyOp::create(
-            b, loc, r.state,
+            b, loc, first.state,
             half(b, buffers.staged, arith::ConstantIndexOp::create(b, loc, 0)));
+        if (stages.size() == 1)
+          return;
+        // The library loads a block's rows from one [gates·H, H] weight,
+        // gate-major: the stages' weights one after the other.
+        auto type = MemRefType::get(
+            {gates * hidden, hidden},
+            cast<MemRefType>(first.weight.getType()).getElementType());
+        weight = memref::AllocOp::create(b, loc, type);
+        buffers.temporaries.push_back(weight);
+        int64_t row = 0;
+        for (const StepRecurrence &stage : stages) {
+          int64_t rows = stage.gates * hidden;
+          SmallVector<OpFoldResult> offsets = {b.getIndexAttr(row),
+                                               b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                             b.getIndexAttr(hidden)};
+          SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+          memref::CopyOp::create(b, loc, stage.weight,
+                                 memref::SubViewOp::create(
+                                     b, loc, weight, offsets, sizes, strides));
+          row += rows;
+        }
       },
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
-        KernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,
-                                       buffers.staged, buffers.counter,
-                                       buffers.exchange, buffers.lowLatency);
+        KernelBuilder(stages, gates, b, loc)
+            .build(launch, steps, rows, tileRows, weight, buffers.staged,
+                   buffers.counter, buffers.exchange, buffers.lowLatency);
       },
       [&](OpBuilder &b, const GridBuffers &buffers) {
-        if (copyBack)
-          memref::CopyOp::create(
-              b, loc,
-              half(b, buffers.staged,
-                   arith::RemUIOp::create(
-                       b, loc, steps,
-                       arith::ConstantIndexOp::create(b, loc, 2))),
-              r.state);
+        if (!copyBack)
+          return;
+        // The state after the last step: exchange m·T's vector.
+        Value exchanges = arith::MulIOp::create(
+            b, loc, steps,
+            arith::ConstantIndexOp::create(
+                b, loc, static_cast<int64_t>(stages.size())));
+        memref::CopyOp::create(
+            b, loc,
+            half(b, buffers.staged,
+                 arith::RemUIOp::create(
+                     b, loc, exchanges,
+                     arith::ConstantIndexOp::create(b, loc, 2))),
+            first.state);
       });
 }
 
@@ -970,7 +1069,7 @@ static void rewrite(const rnn::AdjointRecurrence &r) {
   rewriteAsGridKernel(
       persistent::Direction::Backward, *rnn::deviceLibraryOperands(r),
       r.gradientElementType(), r.gates, r.hidden, loop, r.state,
-      [](OpBuilder &, Value, const GridBuffers &) {},
+      [](OpBuilder &, Value, GridBuffers &) {},
       [&](OpBuilder &b, gpu::LaunchOp launch, Value rows, Value tileRows,
           const GridBuffers &buffers) {
         AdjointKernelBuilder(r, b, loc).build(launch, steps, rows, tileRows,
@@ -987,6 +1086,7 @@ struct ConvertStepLoopsToPersistentKernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<StepRecurrence> found;
+    SmallVector<rnn::StagedRecurrence, 1> staged;
     SmallVector<rnn::AdjointRecurrence> adjoints;
     module.walk([&](scf::ForOp loop) {
       if (loop->getParentOfType<gpu::LaunchOp>())
@@ -995,6 +1095,11 @@ struct ConvertStepLoopsToPersistentKernelsPass
           succeeded(r)) {
         if (rnn::runsOnDeviceLibrary(*r))
           found.push_back(*r);
+      } else if (FailureOr<rnn::StagedRecurrence> stages =
+                     rnn::matchStagedRecurrence(loop);
+                 succeeded(stages)) {
+        if (rnn::runsOnDeviceLibrary(*stages))
+          staged.push_back(*stages);
       } else if (FailureOr<rnn::AdjointRecurrence> adjoint =
                      rnn::matchAdjointRecurrence(loop);
                  succeeded(adjoint) && rnn::runsOnDeviceLibrary(*adjoint)) {
@@ -1002,7 +1107,9 @@ struct ConvertStepLoopsToPersistentKernelsPass
       }
     });
     for (const StepRecurrence &r : found)
-      rewrite(r);
+      rewriteForward(r, r.gates);
+    for (const rnn::StagedRecurrence &r : staged)
+      rewriteForward(r.stages, r.gates);
     for (const rnn::AdjointRecurrence &r : adjoints)
       rewrite(r);
   }

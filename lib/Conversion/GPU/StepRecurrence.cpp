@@ -226,8 +226,11 @@ static Value expandedFromOutside(Value value, scf::ForOp loop, int64_t rank,
 }
 
 /// Fills the product's fields of `r` from `matmul`: S, the weight, the
-/// product's buffer and what the gate views slice, gates, heads.
-static LogicalResult matchProduct(StepRecurrence &r) {
+/// product's buffer and what the gate views slice, gates, heads. The
+/// weight must be a buffer of its own (the kernels read it from its base
+/// address) unless `weightViews` (a view of one, which the kernel's set-up
+/// copies).
+static LogicalResult matchProduct(StepRecurrence &r, bool weightViews = false) {
   linalg::GenericOp matmul = r.matmul;
   scf::ForOp loop = r.loop;
   if (matmul.getNumDpsInputs() != 2 || matmul.getNumDpsInits() != 1)
@@ -265,8 +268,9 @@ static LogicalResult matchProduct(StepRecurrence &r) {
   if (!stateType || !weightType || !productType || stateType.getRank() != 2 ||
       !productType.getElementType().isF32() ||
       !stateType.getLayout().isIdentity() ||
-      !weightType.getLayout().isIdentity() || !weightType.hasStaticShape() ||
-      stateType.isDynamicDim(1) || !loop.isDefinedOutsideOfLoop(r.state) ||
+      (!weightViews && !weightType.getLayout().isIdentity()) ||
+      !weightType.hasStaticShape() || stateType.isDynamicDim(1) ||
+      !loop.isDefinedOutsideOfLoop(r.state) ||
       !loop.isDefinedOutsideOfLoop(r.weight) ||
       stateType.getElementType() != weightType.getElementType() ||
       !isa<Float32Type, BFloat16Type, Float16Type>(stateType.getElementType()))
@@ -297,19 +301,15 @@ static LogicalResult matchProduct(StepRecurrence &r) {
   return success();
 }
 
-/// Whether every buffer `pw` writes (but `excluded`) is read by it only at
-/// the element each thread writes: through identity maps and views that
-/// move only along the dimensions they drop (the time axis).
-static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
-                                           scf::ForOp loop, Value excluded) {
-  SmallVector<Value> writtenRoots;
-  for (Value init : pw.getDpsInits())
-    if (init != excluded)
-      writtenRoots.push_back(underlyingBuffer(init));
+/// Whether `pw` reads the buffers `roots` only at the element each thread
+/// writes: through identity maps and views that move only along the
+/// dimensions they drop (the time axis). `excluded` is not checked.
+static bool readsBuffersElementwise(linalg::GenericOp pw, scf::ForOp loop,
+                                    ArrayRef<Value> roots, Value excluded) {
   for (OpOperand *input : pw.getDpsInputOperands()) {
     Value value = input->get();
     if (value == excluded ||
-        !llvm::is_contained(writtenRoots, underlyingBuffer(value)))
+        !llvm::is_contained(roots, underlyingBuffer(value)))
       continue;
     if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
       return false;
@@ -326,6 +326,17 @@ static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
     }
   }
   return true;
+}
+
+/// Whether every buffer `pw` writes (but `excluded`) is read by it only at
+/// the element each thread writes.
+static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
+                                           scf::ForOp loop, Value excluded) {
+  SmallVector<Value> writtenRoots;
+  for (Value init : pw.getDpsInits())
+    if (init != excluded)
+      writtenRoots.push_back(underlyingBuffer(init));
+  return readsBuffersElementwise(pw, loop, writtenRoots, excluded);
 }
 
 /// Whether the body of `pw` is scalar ops on its arguments and on values
@@ -476,6 +487,166 @@ FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
       if (loop->isAncestor(user) && user != r.matmul &&
           user != fill.getOperation() && user != r.gateSource.getDefiningOp())
         return failure();
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Dependent stages: a product and a group, then another, ...
+//===----------------------------------------------------------------------===//
+
+FailureOr<StagedRecurrence> rnn::matchStagedRecurrence(scf::ForOp loop) {
+  if (!matchPattern(loop.getLowerBound(), m_Zero()) ||
+      !matchPattern(loop.getStep(), m_One()) || loop.getNumResults() != 0)
+    return failure();
+  StagedRecurrence r;
+  r.loop = loop;
+  SmallVector<linalg::FillOp> fills;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      if (isHeadwiseContraction(generic))
+        return failure();
+      bool product = generic->hasAttr(kGemmWeightLayoutAttr);
+      // Products and groups alternate, a product first.
+      if (product != (r.stages.empty() || r.stages.back().pointwise))
+        return failure();
+      if (product) {
+        StepRecurrence stage;
+        stage.loop = loop;
+        stage.matmul = generic;
+        r.stages.push_back(stage);
+      } else {
+        r.stages.back().pointwise = generic;
+      }
+    } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      fills.push_back(fill);
+    } else if (!isa<memref::SubViewOp>(op) && !isPureScalarOp(&op)) {
+      return failure();
+    }
+  }
+  if (r.stages.size() < 2 || !r.stages.back().pointwise)
+    return failure();
+
+  // Each product: dense, of the same H and operand type as the others, into
+  // a scratch buffer of the loop's own, zeroed by a fill before it or
+  // accumulating onto a new window of the step's projection.
+  SmallVector<Value> vectorRoots, productRoots;
+  for (StepRecurrence &stage : r.stages) {
+    if (failed(matchProduct(stage, /*weightViews=*/true)) ||
+        stage.hidden != r.stages.front().hidden ||
+        stage.stateElementType() != r.stages.front().stateElementType())
+      return failure();
+    for (linalg::FillOp fill : fills)
+      if (fill.getOutputs()[0] == stage.product) {
+        if (stage.fill || !fill->isBeforeInBlock(stage.matmul) ||
+            !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+            !loop.isDefinedOutsideOfLoop(stage.product))
+          return failure();
+        stage.fill = fill;
+      }
+    stage.accumulates = !stage.fill;
+    Value productRoot = underlyingBuffer(stage.product);
+    if (!isLoopScratch(productRoot, loop) ||
+        (stage.accumulates && (loop.isDefinedOutsideOfLoop(stage.product) ||
+                               !dependsOnStep(stage.product, loop))) ||
+        llvm::is_contained(productRoots, productRoot) ||
+        llvm::is_contained(vectorRoots, underlyingBuffer(stage.state)))
+      return failure();
+    productRoots.push_back(productRoot);
+    vectorRoots.push_back(underlyingBuffer(stage.state));
+  }
+  // Every fill zeroes a product.
+  if (llvm::any_of(fills, [&](linalg::FillOp fill) {
+        return llvm::none_of(r.stages, [&](const StepRecurrence &stage) {
+          return stage.fill == fill;
+        });
+      }))
+    return failure();
+  r.hidden = r.stages.front().hidden;
+  for (const StepRecurrence &stage : r.stages)
+    r.gates += stage.gates;
+  // The vectors of the later stages live only in the step (the kernel
+  // keeps them in its staged buffer, not in theirs).
+  for (const StepRecurrence &stage : llvm::drop_begin(r.stages))
+    if (!isLoopScratch(stage.state, loop))
+      return failure();
+
+  // Each group: elementwise over [B, H]; it reads its product's gate
+  // windows, its own stage's vector and the stage before's at the element
+  // and no other stage's, and writes the next stage's vector (the first
+  // stage's, the carried state, for the last group) once.
+  SmallVector<Value> writtenRoots;
+  for (StepRecurrence &stage : r.stages)
+    for (Value init : stage.pointwise.getDpsInits())
+      writtenRoots.push_back(underlyingBuffer(init));
+  const size_t count = r.stages.size();
+  for (size_t index = 0; index < count; ++index) {
+    StepRecurrence &stage = r.stages[index];
+    linalg::GenericOp pw = stage.pointwise;
+    Value next = r.stages[(index + 1) % count].state;
+    if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2 ||
+        pw.getStaticLoopRanges()[1] != r.hidden || !hasClonableBody(pw, loop))
+      return failure();
+    unsigned nextWrites = 0;
+    for (OpOperand &operand : pw->getOpOperands()) {
+      Value value = operand.get();
+      AffineMap map = pw.getMatchingIndexingMap(&operand);
+      bool isInput = pw.isDpsInput(&operand);
+      std::optional<int64_t> gate =
+          gateOfView(value, stage.gateSource, r.hidden);
+      stage.gateOfOperand.push_back(gate);
+      if (gate) {
+        if (!isInput || !isIdentity2D(map) || *gate >= stage.gates ||
+            (stage.accumulates && !rebuildableInKernel(value, loop, {})))
+          return failure();
+        continue;
+      }
+      if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
+        return failure();
+      // Its own vector, and the stage before's (which the kernel still
+      // holds: only this group's own stores overwrite it, after its loads).
+      if (isInput && (value == stage.state ||
+                      (index > 0 && value == r.stages[index - 1].state)))
+        continue;
+      if (value == next && !isInput) {
+        ++nextWrites;
+        continue;
+      }
+      Value root = underlyingBuffer(value);
+      if (llvm::is_contained(vectorRoots, root) ||
+          llvm::is_contained(productRoots, root) ||
+          !rebuildableInKernel(value, loop, {}))
+        return failure();
+    }
+    if (nextWrites != 1 ||
+        !readsBuffersElementwise(pw, loop, writtenRoots, Value()))
+      return failure();
+  }
+  // Nothing else in the loop touches a vector or a product: a vector only
+  // through its product and the groups above, a product through its fill,
+  // its product and the gate views its group alone reads.
+  for (size_t index = 0; index < count; ++index) {
+    StepRecurrence &stage = r.stages[index];
+    Operation *writer = r.stages[(index + count - 1) % count].pointwise;
+    Operation *nextReader = index + 1 < count
+                                ? r.stages[index + 1].pointwise.getOperation()
+                                : nullptr;
+    for (Operation *user : stage.state.getUsers())
+      if (loop->isAncestor(user) && user != stage.matmul &&
+          user != stage.pointwise && user != writer && user != nextReader)
+        return failure();
+    for (Operation *user : stage.product.getUsers()) {
+      if (!loop->isAncestor(user) || user == stage.matmul ||
+          user == stage.fill || user == stage.pointwise ||
+          isa<memref::DimOp>(user))
+        continue;
+      auto view = dyn_cast<memref::SubViewOp>(user);
+      if (!view || !gateOfView(view, stage.product, r.hidden) ||
+          !llvm::all_of(view->getUsers(), [&](Operation *u) {
+            return u == stage.pointwise.getOperation();
+          }))
+        return failure();
+    }
+  }
   return r;
 }
 

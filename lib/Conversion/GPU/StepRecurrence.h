@@ -75,6 +75,25 @@ struct StepRecurrence {
 /// and writes).
 mlir::FailureOr<StepRecurrence> matchStepRecurrence(mlir::scf::ForOp loop);
 
+/// A step of m >= 2 dependent stages (the MGU, the GRU with the reset gate
+/// first): stage s multiplies its vector V_s [B, H] by its weight
+/// [G_s*H, H] into a product of its own, and its group over [B, H] reads
+/// that product's gate windows (and V_s and V_{s-1} at the element, and no
+/// other stage's vector) and writes V_{s+1}, the next stage's vector, once; the
+/// last group writes V_1, the state the step carries. Each stage is a
+/// StepRecurrence whose `state` is V_s. V_2 .. V_m are scratch of the loop
+/// (the kernel exchanges them without storing them); every buffer a group
+/// writes is read by the groups only at the element.
+struct StagedRecurrence {
+  mlir::scf::ForOp loop;
+  llvm::SmallVector<StepRecurrence, 2> stages;
+  int64_t hidden = 0;
+  /// All stages' gates (the rows a block holds).
+  int64_t gates = 0;
+};
+
+mlir::FailureOr<StagedRecurrence> matchStagedRecurrence(mlir::scf::ForOp loop);
+
 /// The other order, a derived backward's step: one pointwise group over
 /// [B, H] that reads the state S (the state gradient) and writes the G gate
 /// windows of P [B, G*H] (the gate gradients), then the transposed product
@@ -147,6 +166,10 @@ deviceLibraryOperands(const AdjointRecurrence &r);
 /// (convert-step-loops-to-persistent-kernels): a dense product of operands
 /// it multiplies, of a (gates, hidden) pair it has entry points for.
 bool runsOnDeviceLibrary(const StepRecurrence &r);
+/// The same for dependent stages: every stage's product of the same
+/// operands, all stages' gates together a (gates, hidden) pair whose layout
+/// holds every tile in registers (each stage multiplies only its own).
+bool runsOnDeviceLibrary(const StagedRecurrence &r);
 /// The same for a derived backward's step loop.
 bool runsOnDeviceLibrary(const AdjointRecurrence &r);
 

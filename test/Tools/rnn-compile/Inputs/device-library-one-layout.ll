@@ -13,7 +13,7 @@ define void @rnn_persistent_fwd_g4_h768_begin(ptr %u, ptr %fragments, i32 %hidde
 define void @rnn_persistent_fwd_g4_h768_stage(i32 %wait, i32 %batch, ptr %vector, ptr %counter, ptr %exchange) {
   ret void
 }
-define void @rnn_persistent_fwd_g4_h768_multiply(i32 %phase, i32 %batch, ptr %fragments) {
+define void @rnn_persistent_fwd_g4_h768_multiply(i32 %phase, i32 %batch, ptr %fragments, i32 %firstTile, i32 %tiles) {
   ret void
 }
 define float @rnn_persistent_fwd_g4_h768_sum(i32 %gate, i32 %row, i32 %unit) {
