@@ -33,7 +33,7 @@ two agree unless the compiler changed the work, which the report flags.
       the check can run on the CPU (test/python/test_cell_speed.py does).
   check DIR [--json OUT] [--T 100] [--batch 64] [--rounds 3] [--repeats 15]
       (on the GPU machine; on the CPU for a cpu build) for each cell: three calls at a
-      small T (CHECK_T; on CUDA a direct call, the graph capture and a replay) against
+      small T (CHECK_T, or --check-T; on CUDA a direct call, the graph capture and a replay) against
       cellgen's float64 reference, so that a fast wrong kernel does not count; then the
       cell and the LSTM timed in `rounds` alternating rounds, each block a warm-up (the
       first round: at least WARMUP calls and WARMUP_S; later rounds: WARMUP calls) and
@@ -281,7 +281,7 @@ def check_case(case, meta, d, lstm, opts, torch):
     model = Model(os.path.join(d, case["lib"]))
     try:
         rng = np.random.default_rng(case["seed"])
-        args = cellgen.make_args(shapes, CHECK_T, opts.batch, rng)
+        args = cellgen.make_args(shapes, opts.check_T, opts.batch, rng)
         run = Runner(model, case["func"], args, torch)
         ref = reference(*args)
         # Three calls: on CUDA a direct one, the graph capture and a replay, as timed.
@@ -413,7 +413,8 @@ def check(d, opts):
     while rest:
         cmd = [sys.executable, os.path.abspath(__file__), "worker", d, path,
                ",".join(map(str, rest)), "--T", str(opts.T), "--batch", str(opts.batch),
-               "--rounds", str(opts.rounds), "--repeats", str(opts.repeats)]
+               "--rounds", str(opts.rounds), "--repeats", str(opts.repeats),
+               "--check-T", str(opts.check_T)]
         p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
         lines = [json.loads(s) for s in open(path) if s.strip()]
         begun = [x["begin"] for x in lines if "begin" in x]
@@ -469,6 +470,9 @@ def main():
             c.add_argument("--json")
             c.add_argument("--only", nargs="*", help="cell names (default: all)")
         c.add_argument("--T", type=int, default=100)
+        # 32 or more for the grid-wide kernels, which shorter sequences leave to the
+        # step loop.
+        c.add_argument("--check-T", type=int, default=CHECK_T)
         c.add_argument("--batch", type=int, default=64)
         c.add_argument("--rounds", type=int, default=3)
         c.add_argument("--repeats", type=int, default=15)

@@ -1015,7 +1015,8 @@ static void rewriteForward(ArrayRef<StepRecurrence> stages, int64_t gates) {
         if (stages.size() == 1)
           return;
         // The library loads a block's rows from one [gates·H, H] weight,
-        // gate-major: the stages' weights one after the other.
+        // gate-major: the stages' weights one after the other ([H, G·H]
+        // ones transposed).
         auto type = MemRefType::get(
             {gates * hidden, hidden},
             cast<MemRefType>(first.weight.getType()).getElementType());
@@ -1029,9 +1030,13 @@ static void rewriteForward(ArrayRef<StepRecurrence> stages, int64_t gates) {
           SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
                                              b.getIndexAttr(hidden)};
           SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-          memref::CopyOp::create(b, loc, stage.weight,
-                                 memref::SubViewOp::create(
-                                     b, loc, weight, offsets, sizes, strides));
+          Value stageRows = memref::SubViewOp::create(b, loc, weight, offsets,
+                                                      sizes, strides);
+          if (stage.weightInOut)
+            linalg::TransposeOp::create(b, loc, stage.weight, stageRows,
+                                        ArrayRef<int64_t>{1, 0});
+          else
+            memref::CopyOp::create(b, loc, stage.weight, stageRows);
           row += rows;
         }
       },

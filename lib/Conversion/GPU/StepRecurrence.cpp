@@ -227,10 +227,11 @@ static Value expandedFromOutside(Value value, scf::ForOp loop, int64_t rank,
 
 /// Fills the product's fields of `r` from `matmul`: S, the weight, the
 /// product's buffer and what the gate views slice, gates, heads. The
-/// weight must be a buffer of its own (the kernels read it from its base
-/// address) unless `weightViews` (a view of one, which the kernel's set-up
-/// copies).
-static LogicalResult matchProduct(StepRecurrence &r, bool weightViews = false) {
+/// weight must be a [G*H, H] buffer of its own (the kernels read it from its
+/// base address) unless `weightCopied` (the kernel's set-up copies it: a
+/// view of one, or a [H, G*H] weight it transposes).
+static LogicalResult matchProduct(StepRecurrence &r,
+                                  bool weightCopied = false) {
   linalg::GenericOp matmul = r.matmul;
   scf::ForOp loop = r.loop;
   if (matmul.getNumDpsInputs() != 2 || matmul.getNumDpsInits() != 1)
@@ -238,8 +239,9 @@ static LogicalResult matchProduct(StepRecurrence &r, bool weightViews = false) {
   r.product = matmul.getDpsInits()[0];
   if (!r.headwise) {
     auto layout = matmul->getAttrOfType<IntegerAttr>(kGemmWeightLayoutAttr);
-    if (!layout || layout.getInt() != 0 ||
-        !isTwoDimContraction(matmul, /*weightInOut=*/false))
+    r.weightInOut = weightCopied && layout && layout.getInt() == 1;
+    if (!layout || (layout.getInt() != 0 && !r.weightInOut) ||
+        !isTwoDimContraction(matmul, r.weightInOut))
       return failure();
     r.state = matmul.getDpsInputs()[0];
     r.weight = matmul.getDpsInputs()[1];
@@ -268,7 +270,7 @@ static LogicalResult matchProduct(StepRecurrence &r, bool weightViews = false) {
   if (!stateType || !weightType || !productType || stateType.getRank() != 2 ||
       !productType.getElementType().isF32() ||
       !stateType.getLayout().isIdentity() ||
-      (!weightViews && !weightType.getLayout().isIdentity()) ||
+      (!weightCopied && !weightType.getLayout().isIdentity()) ||
       !weightType.hasStaticShape() || stateType.isDynamicDim(1) ||
       !loop.isDefinedOutsideOfLoop(r.state) ||
       !loop.isDefinedOutsideOfLoop(r.weight) ||
@@ -277,10 +279,13 @@ static LogicalResult matchProduct(StepRecurrence &r, bool weightViews = false) {
     return failure();
   r.hidden = stateType.getDimSize(1);
   if (!r.headwise) {
-    if (weightType.getRank() != 2 || weightType.getDimSize(1) != r.hidden ||
-        weightType.getDimSize(0) % r.hidden != 0 || productType.getRank() != 2)
+    // [G*H, H], or [H, G*H] read as its transpose.
+    int64_t k = weightType.getDimSize(r.weightInOut ? 0 : 1),
+            n = weightType.getDimSize(r.weightInOut ? 1 : 0);
+    if (weightType.getRank() != 2 || k != r.hidden || n % r.hidden != 0 ||
+        productType.getRank() != 2)
       return failure();
-    r.gates = weightType.getDimSize(0) / r.hidden;
+    r.gates = n / r.hidden;
     r.headSize = r.hidden;
     return success();
   }
@@ -531,7 +536,7 @@ FailureOr<StagedRecurrence> rnn::matchStagedRecurrence(scf::ForOp loop) {
   // accumulating onto a new window of the step's projection.
   SmallVector<Value> vectorRoots, productRoots;
   for (StepRecurrence &stage : r.stages) {
-    if (failed(matchProduct(stage, /*weightViews=*/true)) ||
+    if (failed(matchProduct(stage, /*weightCopied=*/true)) ||
         stage.hidden != r.stages.front().hidden ||
         stage.stateElementType() != r.stages.front().stateElementType())
       return failure();

@@ -57,6 +57,9 @@ struct StepRecurrence {
   /// P starts from what its buffer holds (the step's projection) rather
   /// than from zero.
   bool accumulates = false;
+  /// The weight is [H, G*H] (`x W`), read as its transpose: only a stage of
+  /// a StagedRecurrence, whose weights the kernel's set-up copies.
+  bool weightInOut = false;
   bool headwise = false;
   int64_t gates = 0;
   int64_t hidden = 0;
