@@ -326,6 +326,14 @@ def ConvertStepLoopsToPersistentKernels
     apart, so that a block stages a batch tile in one bulk copy) and copied
     back after the kernel when it is read later.
 
+    A step of dependent stages (products and groups in turn, stage s's
+    group writing the vector stage s + 1 multiplies, the last the state:
+    the MGU, the GRU with the reset gate first; matchStagedRecurrence) of
+    2 to 4 gates in all runs the same way: the blocks hold every stage's
+    rows (the stages' weights copied into one [G*H, H] weight before the
+    launch, an `x W` weight transposed), and a step is one exchange of the
+    staged vector per stage, each multiplying the stage's tiles only.
+
     The batch runs in tiles, each on its own copy of the blocks (the
     launch's y dimension, its own step counter and rows of the staged
     buffers; the tiles never wait for each other): as many tiles as the
