@@ -23,8 +23,11 @@
 // read as it is (the tensor cores take its upper 19 bits: truncated to TF32).
 // From H = 1472 the LSTM's fourth tile does not fit in registers: its rows stay
 // in shared memory and the three warps of a slice share its product by batch
-// tiles. Each slice's sums go to a region of their own, batch-major, and rowSum
-// adds them.
+// tiles. The LSTM's backward from H = 960 stages its gate gradients in two K
+// parts (Layout::parts): 2G slices, each with H / 2 inputs, a quarter in each
+// part (H / 8 registers a lane); the product multiplies the first part's
+// columns of the rows, then stages the second into the same buffer. Each
+// slice's sums go to a region of their own, batch-major, and rowSum adds them.
 //
 // A recurrence whose H is not a multiple of 64 runs on the entry points of
 // the next one: begin() takes the real H and loads zero weights for the
@@ -65,14 +68,25 @@ template <Direction D, Operands O, int G, int H> struct Shape {
   static constexpr int kThreads = kLayout.threads;
   static constexpr int kSlices = kLayout.slices;
   static constexpr int kWidth = kLayout.stagedWidth;
-  static constexpr int kLd = stagedRowElements(kWidth); // elements a row
-  static constexpr int kSlice = kWidth / kSlices;       // inputs a warp
-  static constexpr int kK = kTf32 ? 8 : 16;             // the mma's k
-  static constexpr int kSteps = kSlice / kK;            // mmas a chain
+  // K parts staged one after the other (2 for the backward whose rows do
+  // not fit whole), each kPartWidth columns of the rows.
+  static constexpr int kParts = kLayout.parts;
+  static constexpr int kPartWidth = kWidth / kParts;
+  // Elements of a staged row in global memory, and in shared memory (a
+  // part's).
+  static constexpr int kLdGlobal = stagedRowElements(kWidth);
+  static constexpr int kLd = stagedRowElements(kPartWidth);
+  static constexpr int kSlice = kWidth / kSlices;         // inputs a warp
+  static constexpr int kPartSlice = kPartWidth / kSlices; // of them a part
+  static constexpr int kK = kTf32 ? 8 : 16;               // the mma's k
+  static constexpr int kSteps = kSlice / kK;              // mmas a chain
+  static constexpr int kPartSteps = kSteps / kParts;      // of them a part
+  static_assert(kParts == 1 || (!kForward && !kTf32),
+                "K parts: the 16-bit backward only");
   static constexpr int kSumsLd = kLayout.rowTiles * kTileRows + 1;
   static constexpr int kSumsStride = kLayout.maxBatch * kSumsLd;
   static constexpr int kStagedBytes =
-      kLayout.maxBatch * stagedRowBytes(kWidth, kBytes);
+      kLayout.maxBatch * stagedRowBytes(kPartWidth, kBytes);
   // The 16-bit LSTM from H = 1472: its fourth gate's tile in shared memory.
   static constexpr bool kSharedTile = kLayout.rowTiles > kLayout.registerTiles;
   static constexpr int kSharedTileBytes =
@@ -107,6 +121,8 @@ template <Direction D, Operands O, int G, int H> struct Shape {
 
 // One mbarrier per n8 tile of batch rows: the product starts on the first.
 __shared__ __align__(8) unsigned long long rowsIn[kMaxBatchTiles];
+// The vector stage() copies from, for the later K parts' copies.
+__shared__ const void *stagedFrom;
 // The recurrence's H (begin's `hidden`): the low-latency exchange publishes
 // zeros for the padding units past it.
 __shared__ int recurrenceHidden;
@@ -300,10 +316,13 @@ __device__ __forceinline__ void begin(const void *u, unsigned *fragments,
     }
   }
   const int lo = tile * kTileRows + g, hi = lo + 8;
-  const int k0 = S::kSlice * slice;
 #pragma unroll
   for (int kk = 0; kk < S::kSteps; ++kk) {
-    int k = k0 + S::kK * kk + 2 * t;
+    // Chain step kk of the warp's slice: in part kk / kPartSteps, the
+    // slice's kPartSlice inputs of that part.
+    const int part = kk / S::kPartSteps;
+    int k = part * S::kPartWidth + S::kPartSlice * slice +
+            S::kK * (kk % S::kPartSteps) + 2 * t;
     if constexpr (S::kTf32) {
       // Lane (g, t)'s m16n8k8 A fragments: a0 (row g, k t), a1 (row g + 8),
       // a2 (row g, k t + 4), a3 (row g + 8, k t + 4), k t and t + 4 being
@@ -533,6 +552,53 @@ stageLowLatency(int waitSteps, int batch, const unsigned long long *exchange) {
         : "memory");
 }
 
+// Warp 0 of the block: part `part` of the staged vector at `rows` (its
+// batch rows stagedRowElements(width) apart), this block's half of each
+// 8-row tile's rows, multicast to both blocks of the cluster, completing
+// each tile's mbarrier phase: one copy a tile, issued by lane `tile`, or,
+// for the backward's rows (G times wider), one copy a row, issued by a
+// lane each. Bulk copies issue at about 100 cycles each, serially per SM;
+// the backward's wider rows arrived sooner a copy a row (its step 0 to 6 %
+// faster for the LSTM and GRU at H = 768 and the GRU at 1024, B = 8 to 32;
+// the forward's within 5 % either way; H100, docs/performance-notes.md).
+// A layout of one part copies whole rows with their padding (a tile's
+// rows are contiguous), one of K parts each row's part's columns.
+template <class S>
+__device__ __forceinline__ void issueCopies(int part, const typename S::T *rows,
+                                            int batch) {
+  const int lane = threadIdx.x % 32;
+  const int tiles = (batch + kBatchTile - 1) / kBatchTile;
+  typename S::T *staged = stagedVector<S>();
+  constexpr int kHalf = kBatchTile / kCluster;
+  constexpr int kRowsPerCopy = S::kForward ? kHalf : 1;
+  constexpr int kRowElements = S::kParts == 1 ? S::kLd : S::kPartWidth;
+  static_assert(S::kParts == 1 || kRowsPerCopy == 1, "a copy a row's part");
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  if (lane < tiles) {
+    const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                     smem32(&rowsIn[nt])),
+                 "r"((end - kBatchTile * nt) * kRowElements * S::kBytes)
+                 : "memory");
+  }
+  if (lane < tiles * (kHalf / kRowsPerCopy)) {
+    const int nt = lane / (kHalf / kRowsPerCopy);
+    const int first = kBatchTile * nt + (int)rank * kHalf +
+                      kRowsPerCopy * (lane % (kHalf / kRowsPerCopy));
+    const int count = min(first + kRowsPerCopy, batch) - first;
+    if (count > 0)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::"
+          "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
+          "[%3], %4;" ::"r"(smem32(staged + first * S::kLd)),
+          "l"(rows + (size_t)first * S::kLdGlobal + part * S::kPartWidth),
+          "r"(count * kRowElements * S::kBytes), "r"(smem32(&rowsIn[nt])),
+          "h"((unsigned short)((1 << kCluster) - 1))
+          : "memory");
+  }
+}
+
 // Waits until every block has released `waitSteps` steps (none for 0) and
 // starts staging the [batch, width] vector at `vector` (rows
 // stagedRowElements(width) apart), or, for a tile that exchanges through the
@@ -549,11 +615,9 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
       stageLowLatency<S>(waitSteps, batch, exchange);
       return;
     }
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int warp = threadIdx.x / 32;
   // Whole 8-row tiles and a last partial one: its missing rows are never
   // staged, and the columns of the product they feed are never read.
-  const int tiles = (batch + kBatchTile - 1) / kBatchTile;
-  typename S::T *staged = stagedVector<S>();
   const typename S::T *rows = static_cast<const typename S::T *>(vector);
   if (warp == 0) {
     if (waitSteps > 0) {
@@ -573,42 +637,62 @@ stage(int waitSteps, int batch, const void *vector, const unsigned *counter,
       // blocks wrote through the generic one.
       asm volatile("fence.proxy.async.global;" ::: "memory");
     }
-    // This block's half of each tile's rows (contiguous), to both blocks of
-    // the cluster: one copy a tile, issued by lane `tile`, or, for the
-    // backward's rows (G times wider), one copy a row, issued by a lane
-    // each. Bulk copies issue at about 100 cycles each, serially per SM;
-    // the backward's wider rows arrived sooner a copy a row (its step 0 to
-    // 6 % faster for the LSTM and GRU at H = 768 and the GRU at 1024, B = 8
-    // to 32; the forward's within 5 % either way; H100,
-    // docs/performance-notes.md).
-    constexpr int kHalf = kBatchTile / kCluster;
-    constexpr int kRowsPerCopy = S::kForward ? kHalf : 1;
-    unsigned rank;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-    if (lane < tiles) {
-      const int nt = lane, end = min(kBatchTile * (nt + 1), batch);
-      asm volatile(
-          "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-              smem32(&rowsIn[nt])),
-          "r"((end - kBatchTile * nt) * S::kLd * S::kBytes)
-          : "memory");
-    }
-    if (lane < tiles * (kHalf / kRowsPerCopy)) {
-      const int nt = lane / (kHalf / kRowsPerCopy);
-      const int first = kBatchTile * nt + (int)rank * kHalf +
-                        kRowsPerCopy * (lane % (kHalf / kRowsPerCopy));
-      const int count = min(first + kRowsPerCopy, batch) - first;
-      if (count > 0)
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::"
-                     "complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-                     "[%3], %4;" ::"r"(smem32(staged + first * S::kLd)),
-                     "l"(rows + (size_t)first * S::kLd),
-                     "r"(count * S::kLd * S::kBytes), "r"(smem32(&rowsIn[nt])),
-                     "h"((unsigned short)((1 << kCluster) - 1))
-                     : "memory");
-    }
+    if constexpr (S::kParts > 1)
+      if (threadIdx.x == 0)
+        stagedFrom = vector;
+    issueCopies<S>(0, rows, batch);
   }
   __syncthreads();
+}
+
+// The backward in K parts (Layout::parts): the block's one tile times each
+// part of the staged batch tiles 0 .. NT - 1 in turn, the accumulators
+// carried across the parts. stage() copied part 0; part p > 0 goes into the
+// same buffer once every warp of both blocks of the cluster has multiplied
+// part p - 1 (the copies are multicast into both). Each part completes a
+// phase of the tiles' mbarriers: phase `phase`·parts + p.
+template <class S, Operands O, int NT>
+__device__ __forceinline__ void
+multiplyTilesInParts(int phase, int batch, const unsigned *fragments,
+                     const typename S::T *bBase, float *mine, int g, int t) {
+  constexpr int kChains = NT == 1 ? 2 : 1;
+  float acc[NT][kChains][4] = {};
+#pragma unroll
+  for (int part = 0; part < S::kParts; ++part) {
+    if (part > 0) {
+      asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                   "barrier.cluster.wait.acquire.aligned;" ::
+                       : "memory");
+      if (threadIdx.x / 32 == 0)
+        issueCopies<S>(part, static_cast<const typename S::T *>(stagedFrom),
+                       batch);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+      waitPhase(&rowsIn[nt], (phase * S::kParts + part) & 1);
+#pragma unroll
+    for (int kk = 0; kk < S::kPartSteps; ++kk)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        unsigned b0, b1;
+        loadB(bBase + nt * kBatchTile * S::kLd + S::kK * kk, b0, b1);
+        mma<O>(acc[nt][kk % kChains],
+               fragments + 4 * (part * S::kPartSteps + kk), b0, b1);
+      }
+  }
+  // acc: rows (g, g + 8) of the block's tile, batch rows b, b + 1.
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = acc[nt][0][i];
+      if constexpr (kChains == 2)
+        sum[i] += acc[nt][1][i];
+    }
+    storeSums<S>(mine, nt * kBatchTile + 2 * t, g, sum[0], sum[1], sum[2],
+                 sum[3]);
+  }
 }
 
 // The warp's part of multiply(): its tile's rows times the staged batch
@@ -626,13 +710,26 @@ __device__ __forceinline__ void multiplyWarpTile(int phase, int batch,
   // ldmatrix's row lane % 8 of the first or second 8x8 tile; f32, batch row
   // g's inputs 2t and 2t + 1.
   const typename S::T *bBase =
-      S::kTf32 ? staged + g * S::kLd + S::kSlice * slice + 2 * t
-               : staged + (lane % 8) * S::kLd + S::kSlice * slice +
+      S::kTf32 ? staged + g * S::kLd + S::kPartSlice * slice + 2 * t
+               : staged + (lane % 8) * S::kLd + S::kPartSlice * slice +
                      8 * ((lane / 8) % 2);
   const __nv_bfloat16 *aShared = sharedTile<S>() +
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
                                  8 * (lane / 16) + S::kSlice * slice;
-  if constexpr (S::kInterleave) {
+  if constexpr (S::kParts > 1) {
+    static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
+    if (batchTiles == 1 || S::kMaxTiles == 1)
+      multiplyTilesInParts<S, O, 1>(phase, batch, fragments, bBase, mine, g, t);
+    else if (batchTiles == 2 || S::kMaxTiles == 2)
+      multiplyTilesInParts<S, O, (S::kMaxTiles < 2 ? 1 : 2)>(
+          phase, batch, fragments, bBase, mine, g, t);
+    else if (batchTiles == 3 || S::kMaxTiles == 3)
+      multiplyTilesInParts<S, O, (S::kMaxTiles < 3 ? 1 : 3)>(
+          phase, batch, fragments, bBase, mine, g, t);
+    else
+      multiplyTilesInParts<S, O, S::kMaxTiles>(phase, batch, fragments, bBase,
+                                               mine, g, t);
+  } else if constexpr (S::kInterleave) {
     // All tiles, then their chains interleaved.
     for (int nt = 0; nt < batchTiles; ++nt)
       waitPhase(&rowsIn[nt], phase & 1);

@@ -99,8 +99,13 @@ struct Layout {
                      // shared memory (the H = 2048 LSTM's fourth gate)
   int slices;        // K slices (warps) per tile
   int stagedWidth;   // K: columns of the staged vector (its rows are
-                     // stagedRowElements(stagedWidth) apart, in global
-                     // memory as in shared)
+                     // stagedRowElements(stagedWidth) apart in global
+                     // memory, and in shared memory where parts is 1)
+  int parts;         // K parts the product stages one after the other
+                     // (2: the backward whose staged rows would not fit
+                     // whole; a part's rows are
+                     // stagedRowElements(stagedWidth / parts) apart in
+                     // shared memory)
   int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32;
                      // any batch up to it runs)
   int threads;
@@ -129,12 +134,14 @@ constexpr int sharedBytesFor(int rowTiles, int registerTiles, int slices,
 }
 
 /// Sets `layout`'s maxBatch and sharedBytes: the most batch rows (a multiple
-/// of 8, up to kMaxBatchTiles tiles) whose staged rows of `elementBytes`
-/// values, shared tile and sums fit kSharedLimit (maxBatch 0 where none do).
+/// of 8, up to kMaxBatchTiles tiles) whose staged rows (of one K part) of
+/// `elementBytes` values, shared tile and sums fit kSharedLimit (maxBatch 0
+/// where none do).
 constexpr void stageMostRows(Layout &l, int elementBytes) {
   for (int batch = kMaxBatchTiles * kBatchTile; batch > 0; batch -= kBatchTile)
-    if (int bytes = sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
-                                   l.stagedWidth, elementBytes, batch);
+    if (int bytes =
+            sharedBytesFor(l.rowTiles, l.registerTiles, l.slices,
+                           l.stagedWidth / l.parts, elementBytes, batch);
         bytes <= kSharedLimit) {
       l.maxBatch = batch;
       l.sharedBytes = bytes;
@@ -146,6 +153,18 @@ constexpr void stageMostRows(Layout &l, int elementBytes) {
 /// in the SM's registers.
 constexpr bool fitsRegisters(int threads, int hidden, int besides) {
   return threads * (hidden / 16 + besides) <= kRegisters;
+}
+
+/// The most registers a thread has.
+constexpr int kThreadRegisters = 255;
+
+/// The weight fragments a lane of `layout` holds: its tile's rows over its
+/// slice's stagedWidth / slices inputs, 4 registers an mma (k 16 of 16-bit
+/// operands, k 8 of TF32 ones): H / 16 in every layout of one part.
+constexpr int fragmentRegisters(const Layout &layout, Operands operands) {
+  return layout.slices ? 4 * layout.stagedWidth / layout.slices /
+                             (operands == Operands::TF32 ? 8 : 16)
+                       : 0;
 }
 
 /// The most threads of a TF32 block: the GRU's layout of 16 units at
@@ -162,6 +181,7 @@ constexpr int kMaxTf32Threads = 512;
 constexpr Layout tf32LayoutFor(int gates, int hidden) {
   Layout l{};
   l.slices = 8;
+  l.parts = 1;
   l.stagedWidth = hidden;
   l.unitsPerBlock = kUnitsPerBlock;
   l.rowTiles = gates;
@@ -182,6 +202,32 @@ constexpr Layout tf32LayoutFor(int gates, int hidden) {
   return l;
 }
 
+/// The 16-bit backward's layout in two K parts, for a recurrence whose
+/// one-part layout does not fit (the LSTM's from H = 960: its 16 slices'
+/// lanes need more than 128 registers, and 32 staged rows of 4·H gate
+/// gradients more than the shared memory): 2G slices (256 threads for the
+/// LSTM), each holding H / 2 inputs, a quarter in each part, as H / 8
+/// fragment registers; per step the product stages the first half of the
+/// rows' columns, multiplies it, then the second half into the same
+/// buffer.
+constexpr Layout backwardInParts(int gates, int hidden) {
+  Layout l{};
+  l.unitsPerBlock = kUnitsPerBlock;
+  l.rowTiles = l.registerTiles = 1;
+  l.parts = 2;
+  l.slices = 2 * gates;
+  l.stagedWidth = gates * hidden;
+  l.threads = l.slices * 32;
+  l.blocks = hidden / kUnitsPerBlock;
+  int lane =
+      fragmentRegisters(l, Operands::BF16) + kBackwardRegistersBesidesFragments;
+  if (lane > kThreadRegisters || l.threads * lane > kRegisters)
+    return Layout{};
+  stageMostRows(l, 2);
+  l.valid = l.maxBatch > 0;
+  return l;
+}
+
 /// The layout of a recurrence of `gates` gates and H = `hidden` (a multiple
 /// of 64 in [kMinHidden, kMaxHidden]) multiplying `operands`; not `valid`
 /// where the library has none (a TF32 backward, or weights that do not fit).
@@ -195,6 +241,7 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
   if (operands == Operands::TF32)
     return forward ? tf32LayoutFor(gates, hidden) : l;
   l.unitsPerBlock = kUnitsPerBlock;
+  l.parts = 1;
   l.rowTiles = forward ? gates : 1;
   l.slices = forward ? 4 : 4 * gates;
   l.stagedWidth = forward ? hidden : gates * hidden;
@@ -208,7 +255,7 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
   // a slice (the H = 2048 LSTM's layout), and nothing else.
   if (l.registerTiles < 1 || (l.rowTiles > l.registerTiles &&
                               (l.rowTiles != 4 || l.registerTiles != 3)))
-    return l;
+    return forward ? Layout{} : backwardInParts(gates, hidden);
   l.threads = l.registerTiles * l.slices * 32;
   l.blocks = hidden / kUnitsPerBlock;
   stageMostRows(l, 2);
@@ -228,7 +275,12 @@ constexpr int tileOfGate(const Layout &layout, int gate) {
 /// Registers a lane has besides its weight fragments in `layout` (of H =
 /// `hidden`, a multiple of 64).
 constexpr int spareRegisters(const Layout &layout, int hidden) {
-  return layout.threads ? kRegisters / layout.threads - hidden / 16 : 0;
+  if (!layout.threads)
+    return 0;
+  int lane = kRegisters / layout.threads;
+  return (lane < kThreadRegisters ? lane : kThreadRegisters) -
+         (layout.parts > 1 ? fragmentRegisters(layout, Operands::BF16)
+                           : hidden / 16);
 }
 /// Where at least this many are spare, the library interleaves the batch
 /// tiles' accumulator chains and the generated kernel prefetches also what
@@ -330,6 +382,14 @@ static_assert(
     layoutFor(Direction::Backward, Operands::BF16, 4, 768).valid &&
         layoutFor(Direction::Backward, Operands::BF16, 4, 768).maxBatch == 32,
     "FlashRNN's grid (H = 768, B = 16) fits");
+static_assert(
+    layoutFor(Direction::Backward, Operands::BF16, 4, 1024).parts == 2 &&
+        layoutFor(Direction::Backward, Operands::BF16, 4, 1024).threads ==
+            256 &&
+        layoutFor(Direction::Backward, Operands::BF16, 4, 1024).maxBatch == 32,
+    "the LSTM's backward at `medium` (H = 1024, B = 64) in two 32-row tiles");
+static_assert(!layoutFor(Direction::Backward, Operands::BF16, 4, 1472).valid,
+              "the LSTM's backward to H = 1408");
 static_assert(layoutFor(Direction::Forward, Operands::TF32, 4, 1024).valid &&
                   layoutFor(Direction::Forward, Operands::TF32, 4, 1024)
                           .unitsPerBlock == 8 &&

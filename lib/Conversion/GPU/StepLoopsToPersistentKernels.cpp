@@ -172,7 +172,8 @@ protected:
     MLIRContext *ctx = b.getContext();
     return LLVM::AllocaOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(),
-        arith::ConstantIntOp::create(b, loc, padded / 16, 64));
+        arith::ConstantIntOp::create(
+            b, loc, persistent::fragmentRegisters(layout, operands), 64));
   }
 
   /// Where the layout pads H, the rest of the current block runs only for
