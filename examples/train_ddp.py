@@ -125,10 +125,17 @@ def main():
                            seconds * 1e3, "tokens_per_s": tokens, "grad_rel_err": worst,
                            "T": args.T, "batch": args.batch, "hidden": args.hidden,
                            "input_size": args.input_size}, f)
-    dist.destroy_process_group()
     # float32 on CUDA runs TF32 products (PyTorch's default for recurrences), whose
     # GEMMs over one rank's rows and over all rows may round differently.
     dtype = next(model.parameters()).dtype
+    # The process group goes down while the interpreter is whole and on every
+    # rank together: DDP's reducer (and the work it holds) released first,
+    # then a barrier. A rank whose gloo group outlived its destroy call, or
+    # went down while the other still wrote its report, now and then aborted
+    # at exit ("terminate called without an active exception").
+    del opt, ddp
+    dist.barrier()
+    dist.destroy_process_group()
     tolerance = (1e-10 if dtype == torch.float64 else
                  5e-3 if cuda and torch.backends.cudnn.allow_tf32 else 1e-4)
     return 0 if worst <= tolerance else 1
