@@ -16,9 +16,10 @@
 // h_{t-1} [B, H]. Backward (dh = dgates x U, 16-bit only): its one tile's
 // row u is column 16k + u of U over the G·H inputs; the staged vector is
 // the step's gate gradients [B, G·H]. Warp (tile, slice) holds its tile's
-// rows over its slice of the inputs as mma A fragments (H / 16 registers a
-// lane, the array the caller passes, which becomes registers once
-// inlined): 16-bit operands, H / 4 inputs as m16n8k16 fragments; f32 ones,
+// rows over its slice of the inputs as mma A fragments (Layout::fragments
+// registers a lane, H / 16 but in K parts, the array the caller passes,
+// which becomes registers once inlined): 16-bit operands, H / 4 inputs as
+// m16n8k16 fragments; f32 ones,
 // H / 8 inputs rounded to TF32 as m16n8k8 fragments, the staged f32 vector
 // read as it is (the tensor cores take its upper 19 bits: truncated to TF32).
 // From H = 1472 the LSTM's fourth tile does not fit in registers: its rows stay
@@ -101,7 +102,7 @@ template <Direction D, Operands O, int G, int H> struct Shape {
   // spilled). Timed both ways at H = 768 and 2048; the LSTM's interleaved
   // product with its shared tile (H = 1472 to 1920) checked at 1536.
   static constexpr bool kInterleave =
-      spareRegisters(kLayout, H) >= kRoomyRegisters;
+      spareRegisters(kLayout) >= kRoomyRegisters;
   // The low-latency exchange (the forward only): values a word, words a row
   // and the block's words of a row.
   static constexpr int kValuesPerWord = 4 / kBytes;
@@ -773,8 +774,10 @@ __device__ __forceinline__ void multiply(int phase, int batch,
   const int warp = threadIdx.x / 32;
   const int tile = warp / S::kSlices;
   // (A layout whose last tile is in shared memory runs one product a step:
-  // its three register tiles' warps share that tile.)
-  if (S::kSharedTile || (tile >= firstTile && tile < firstTile + tiles))
+  // its three register tiles' warps share that tile. One in K parts has one
+  // tile, whose every warp meets at the cluster barrier between the parts.)
+  if (S::kSharedTile || S::kParts > 1 ||
+      (tile >= firstTile && tile < firstTile + tiles))
     multiplyWarpTile<S, O>(phase, batch, fragments);
   __syncthreads();
 }

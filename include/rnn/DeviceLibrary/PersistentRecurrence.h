@@ -89,7 +89,8 @@ enum class Direction { Forward, Backward };
 /// How a recurrence is spread over the GPU: H / units blocks; warp (tile,
 /// slice) holds its tile's rows over a slice of the inputs as mma A fragments:
 /// 16-bit, H / 4 inputs a slice (m16n8k16); TF32, H / 8 (m16n8k8). Either way
-/// H / 16 registers a lane. Each slice's sums go to a region of their own,
+/// H / 16 registers a lane (`fragments`; H / 8 in the backward's layout in
+/// K parts). Each slice's sums go to a region of their own,
 /// batch-major; a unit's value is the sum over the slices.
 struct Layout {
   bool valid;
@@ -108,6 +109,10 @@ struct Layout {
                      // shared memory)
   int maxBatch;      // batch rows staged at most (a multiple of 8, <= 32;
                      // any batch up to it runs)
+  int fragments;     // weight fragment registers a lane: its tile's rows
+                     // over its slice's stagedWidth / slices inputs, 4
+                     // registers an mma (k 16 of 16-bit operands, k 8 of
+                     // TF32 ones)
   int threads;
   int blocks;
   int sharedBytes;
@@ -158,13 +163,10 @@ constexpr bool fitsRegisters(int threads, int hidden, int besides) {
 /// The most registers a thread has.
 constexpr int kThreadRegisters = 255;
 
-/// The weight fragments a lane of `layout` holds: its tile's rows over its
-/// slice's stagedWidth / slices inputs, 4 registers an mma (k 16 of 16-bit
-/// operands, k 8 of TF32 ones): H / 16 in every layout of one part.
-constexpr int fragmentRegisters(const Layout &layout, Operands operands) {
-  return layout.slices ? 4 * layout.stagedWidth / layout.slices /
-                             (operands == Operands::TF32 ? 8 : 16)
-                       : 0;
+/// The weight fragment registers of a lane whose slice has `inputs` inputs
+/// of `operands`.
+constexpr int fragmentsFor(int inputs, Operands operands) {
+  return 4 * inputs / (operands == Operands::TF32 ? 8 : 16);
 }
 
 /// The most threads of a TF32 block: the GRU's layout of 16 units at
@@ -194,6 +196,7 @@ constexpr Layout tf32LayoutFor(int gates, int hidden) {
   l.registerTiles = l.rowTiles;
   l.threads = l.rowTiles * l.slices * 32;
   l.blocks = hidden / l.unitsPerBlock;
+  l.fragments = fragmentsFor(hidden / l.slices, Operands::TF32);
   if (l.blocks > kMaxBlocks ||
       !fitsRegisters(l.threads, hidden, kRegistersBesidesFragments))
     return Layout{};
@@ -219,8 +222,8 @@ constexpr Layout backwardInParts(int gates, int hidden) {
   l.stagedWidth = gates * hidden;
   l.threads = l.slices * 32;
   l.blocks = hidden / kUnitsPerBlock;
-  int lane =
-      fragmentRegisters(l, Operands::BF16) + kBackwardRegistersBesidesFragments;
+  l.fragments = fragmentsFor(l.stagedWidth / l.slices, Operands::BF16);
+  int lane = l.fragments + kBackwardRegistersBesidesFragments;
   if (lane > kThreadRegisters || l.threads * lane > kRegisters)
     return Layout{};
   stageMostRows(l, 2);
@@ -245,10 +248,10 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
   l.rowTiles = forward ? gates : 1;
   l.slices = forward ? 4 : 4 * gates;
   l.stagedWidth = forward ? hidden : gates * hidden;
-  int fragmentRegisters =
-      hidden / 16 + (forward ? kRegistersBesidesFragments
-                             : kBackwardRegistersBesidesFragments);
-  int tilesInRegisters = kRegisters / (l.slices * 32 * fragmentRegisters);
+  l.fragments = fragmentsFor(l.stagedWidth / l.slices, Operands::BF16);
+  int lane = l.fragments + (forward ? kRegistersBesidesFragments
+                                    : kBackwardRegistersBesidesFragments);
+  int tilesInRegisters = kRegisters / (l.slices * 32 * lane);
   l.registerTiles =
       l.rowTiles < tilesInRegisters ? l.rowTiles : tilesInRegisters;
   // One tile in shared memory, shared by the three register tiles' warps of
@@ -272,15 +275,12 @@ constexpr int tileOfGate(const Layout &layout, int gate) {
   return gate * layout.unitsPerBlock / kTileRows;
 }
 
-/// Registers a lane has besides its weight fragments in `layout` (of H =
-/// `hidden`, a multiple of 64).
-constexpr int spareRegisters(const Layout &layout, int hidden) {
+/// Registers a lane has besides its weight fragments in `layout`.
+constexpr int spareRegisters(const Layout &layout) {
   if (!layout.threads)
     return 0;
   int lane = kRegisters / layout.threads;
-  return (lane < kThreadRegisters ? lane : kThreadRegisters) -
-         (layout.parts > 1 ? fragmentRegisters(layout, Operands::BF16)
-                           : hidden / 16);
+  return (lane < kThreadRegisters ? lane : kThreadRegisters) - layout.fragments;
 }
 /// Where at least this many are spare, the library interleaves the batch
 /// tiles' accumulator chains and the generated kernel prefetches also what
@@ -315,7 +315,7 @@ constexpr int lowLatencyRowWords(int width, Operands operands) {
 /// are G times wider).
 constexpr int lowLatencyWordsPerLane(const Layout &layout, Direction direction,
                                      int hidden) {
-  int spare = spareRegisters(layout, hidden);
+  int spare = spareRegisters(layout);
   if (direction != Direction::Forward || !layout.valid)
     return 0;
   return spare > 64                 ? kLowLatencyWordsPerLane

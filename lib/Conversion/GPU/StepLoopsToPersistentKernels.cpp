@@ -172,8 +172,7 @@ protected:
     MLIRContext *ctx = b.getContext();
     return LLVM::AllocaOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx), b.getI32Type(),
-        arith::ConstantIntOp::create(
-            b, loc, persistent::fragmentRegisters(layout, operands), 64));
+        arith::ConstantIntOp::create(b, loc, layout.fragments, 64));
   }
 
   /// Where the layout pads H, the rest of the current block runs only for
@@ -334,8 +333,7 @@ protected:
       // whole loop: only where the layout leaves room.
       if (!rnn::dependsOnStep(operand.get(), loop) &&
           !llvm::is_contained(pw.getDpsInits(), operand.get()) &&
-          persistent::spareRegisters(layout, padded) <
-              persistent::kRoomyRegisters)
+          persistent::spareRegisters(layout) < persistent::kRoomyRegisters)
         continue;
       Value view = views.lookupOrDefault(operand.get());
       call("prefetch",
@@ -497,7 +495,10 @@ public:
       forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
         prefetchInputs(views, row, column, [&](OpOperand &operand) {
           bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-          return operand.get() != r.state && (!gate || r.accumulates);
+          // (The stages' vectors come from the staged buffer.)
+          bool vector = operand.get() == r.state ||
+                        (index > 0 && operand.get() == stages[index - 1].state);
+          return !vector && (!gate || r.accumulates);
         });
       });
       int firstTile =

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <array>
+
 using namespace mlir;
 
 namespace rnn {
@@ -306,42 +308,79 @@ static LogicalResult matchProduct(StepRecurrence &r,
   return success();
 }
 
-/// Whether `pw` reads the buffers `roots` only at the element each thread
-/// writes: through identity maps and views that move only along the
-/// dimensions they drop (the time axis). `excluded` is not checked.
-static bool readsBuffersElementwise(linalg::GenericOp pw, scf::ForOp loop,
-                                    ArrayRef<Value> roots, Value excluded) {
-  for (OpOperand *input : pw.getDpsInputOperands()) {
-    Value value = input->get();
-    if (value == excluded ||
-        !llvm::is_contained(roots, underlyingBuffer(value)))
-      continue;
-    if (!isIdentity2D(pw.getMatchingIndexingMap(input)))
-      return false;
-    for (Value view = value; !loop.isDefinedOutsideOfLoop(view);) {
-      auto subview = view.getDefiningOp<memref::SubViewOp>();
-      if (!subview || !llvm::all_of(subview.getStaticStrides(),
-                                    [](int64_t s) { return s == 1; }))
-        return false;
-      llvm::SmallBitVector dropped = subview.getDroppedDims();
-      for (auto [dim, offset] : llvm::enumerate(subview.getMixedOffsets()))
-        if (!dropped.test(dim) && !isConstantIntValue(offset, 0))
-          return false;
-      view = subview.getSource();
+/// Where element (i, j) of the 2-D `view` lies in its buffer, up to the
+/// dimensions the views drop (the time axis, at any offset): the buffer's
+/// dimensions of i and j and their offsets. None where a view is not a
+/// subview of unit strides with static offsets along i and j.
+static std::optional<std::array<int64_t, 4>> elementPlacement(Value view) {
+  std::array<int64_t, 4> placement = {0, 1, 0, 0};
+  while (auto source = view.getDefiningOp<ViewLikeOpInterface>()) {
+    auto subview = dyn_cast<memref::SubViewOp>(source.getOperation());
+    if (!subview || !llvm::all_of(subview.getStaticStrides(),
+                                  [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+    // The source dimension of each of the view's dimensions.
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    SmallVector<int64_t> sourceDim;
+    for (unsigned dim = 0; dim < dropped.size(); ++dim)
+      if (!dropped.test(dim))
+        sourceDim.push_back(dim);
+    ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+    for (int k = 0; k < 2; ++k) {
+      int64_t dim = sourceDim[placement[k]];
+      if (ShapedType::isDynamic(offsets[dim]))
+        return std::nullopt;
+      placement[k] = dim;
+      placement[2 + k] += offsets[dim];
     }
+    view = subview.getSource();
+  }
+  return placement;
+}
+
+/// Whether the groups `groups` read each of the buffers `roots` (but
+/// `excluded`) only at elements the reading thread writes: through identity
+/// maps and views (hoisted out of the loop or not) that place element
+/// (i, j) where one of the groups' writes of the buffer places it (a group
+/// may write several windows of a buffer, such as the gate gradients'
+/// columns of a step's row).
+static bool accessesElementwise(ArrayRef<linalg::GenericOp> groups,
+                                ArrayRef<Value> roots, Value excluded) {
+  for (Value root : roots) {
+    SmallVector<std::array<int64_t, 4>> writes;
+    for (linalg::GenericOp pw : groups)
+      for (OpOperand &init : pw.getDpsInitsMutable()) {
+        Value value = init.get();
+        if (value == excluded || underlyingBuffer(value) != root)
+          continue;
+        std::optional<std::array<int64_t, 4>> at = elementPlacement(value);
+        if (!isIdentity2D(pw.getMatchingIndexingMap(&init)) || !at)
+          return false;
+        writes.push_back(*at);
+      }
+    for (linalg::GenericOp pw : groups)
+      for (OpOperand *input : pw.getDpsInputOperands()) {
+        Value value = input->get();
+        if (value == excluded || underlyingBuffer(value) != root)
+          continue;
+        std::optional<std::array<int64_t, 4>> at = elementPlacement(value);
+        if (!isIdentity2D(pw.getMatchingIndexingMap(input)) || !at ||
+            !llvm::is_contained(writes, *at))
+          return false;
+      }
   }
   return true;
 }
 
-/// Whether every buffer `pw` writes (but `excluded`) is read by it only at
-/// the element each thread writes.
+/// Whether every buffer `pw` writes (but `excluded`) is read and written by
+/// it only at the element each thread writes.
 static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
                                            scf::ForOp loop, Value excluded) {
   SmallVector<Value> writtenRoots;
   for (Value init : pw.getDpsInits())
     if (init != excluded)
       writtenRoots.push_back(underlyingBuffer(init));
-  return readsBuffersElementwise(pw, loop, writtenRoots, excluded);
+  return accessesElementwise({pw}, writtenRoots, excluded);
 }
 
 /// Whether the body of `pw` is scalar ops on its arguments and on values
@@ -612,7 +651,11 @@ FailureOr<StagedRecurrence> rnn::matchStagedRecurrence(scf::ForOp loop) {
       if (isInput && (value == stage.state ||
                       (index > 0 && value == r.stages[index - 1].state)))
         continue;
+      // The next vector, written but not read: the kernel keeps only the
+      // staged copy, which the group's read of its output would miss.
       if (value == next && !isInput) {
+        if (!pw.getMatchingBlockArgument(&operand).use_empty())
+          return failure();
         ++nextWrites;
         continue;
       }
@@ -622,10 +665,20 @@ FailureOr<StagedRecurrence> rnn::matchStagedRecurrence(scf::ForOp loop) {
           !rebuildableInKernel(value, loop, {}))
         return failure();
     }
-    if (nextWrites != 1 ||
-        !readsBuffersElementwise(pw, loop, writtenRoots, Value()))
+    if (nextWrites != 1)
       return failure();
   }
+  // Every buffer a group writes, read and written by all of them at the
+  // element (the vectors aside: the kernel stages them).
+  SmallVector<linalg::GenericOp> groups;
+  for (const StepRecurrence &stage : r.stages)
+    groups.push_back(stage.pointwise);
+  SmallVector<Value> sharedRoots;
+  for (Value root : writtenRoots)
+    if (!llvm::is_contained(vectorRoots, root))
+      sharedRoots.push_back(root);
+  if (!accessesElementwise(groups, sharedRoots, Value()))
+    return failure();
   // Nothing else in the loop touches a vector or a product: a vector only
   // through its product and the groups above, a product through its fill,
   // its product and the gate views its group alone reads.
