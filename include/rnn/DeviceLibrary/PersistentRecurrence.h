@@ -246,7 +246,7 @@ constexpr Layout layoutFor(Direction direction, Operands operands, int gates,
   l.unitsPerBlock = kUnitsPerBlock;
   l.parts = 1;
   l.rowTiles = forward ? gates : 1;
-  l.slices = forward ? (gates <= 2 ? 8 : 4) : 4 * gates;
+  l.slices = forward ? 4 : 4 * gates;
   l.stagedWidth = forward ? hidden : gates * hidden;
   l.fragments = fragmentsFor(l.stagedWidth / l.slices, Operands::BF16);
   int lane = l.fragments + (forward ? kRegistersBesidesFragments
