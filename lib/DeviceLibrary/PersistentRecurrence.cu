@@ -355,6 +355,26 @@ __device__ __forceinline__ void storeSums(float *mine, int b, int row, float s0,
   mine[(b + 1) * S::kSumsLd + row + 8] = s3;
 }
 
+// Stores the accumulator chains of batch tiles 0 .. NT - 1 (their chains
+// added): rows (row, row + 8) of the block's tiles for each tile's batch
+// rows 2t and 2t + 1 (lane t's), into the slice's sums.
+template <class S, int NT, int Chains>
+__device__ __forceinline__ void storeChains(const float (&acc)[NT][Chains][4],
+                                            float *mine, int row, int t) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    float sum[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      sum[i] = acc[nt][0][i];
+      if constexpr (Chains == 2)
+        sum[i] += acc[nt][1][i];
+    }
+    storeSums<S>(mine, nt * kBatchTile + 2 * t, row, sum[0], sum[1], sum[2],
+                 sum[3]);
+  }
+}
+
 // Which batch tiles warp `tile` of a slice multiplies by the shared tile
 // (the LSTM from H = 1472): warp 0 takes batch tiles 0 and 1, warps 1 and 2
 // take tiles 2 and 3 (`first` and `count` of them).
@@ -429,20 +449,7 @@ multiplyTiles(const unsigned *fragments, const typename S::T *bBase,
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
       step(nt, kk);
-  // acc: rows (g, g + 8) of the warp's tile, batch rows b, b + 1.
-  const int row = tile * kTileRows + g;
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    float sum[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      sum[i] = acc[nt][0][i];
-      if constexpr (kChains == 2)
-        sum[i] += acc[nt][1][i];
-    }
-    storeSums<S>(mine, nt * kBatchTile + 2 * t, row, sum[0], sum[1], sum[2],
-                 sum[3]);
-  }
+  storeChains<S, NT, kChains>(acc, mine, tile * kTileRows + g, t);
   if constexpr (S::kSharedTile) {
     int first, count;
     sharedTileBatchTiles(tile, first, count);
@@ -681,19 +688,7 @@ multiplyTilesInParts(int phase, int batch, const unsigned *fragments,
                fragments + 4 * (part * S::kPartSteps + kk), b0, b1);
       }
   }
-  // acc: rows (g, g + 8) of the block's tile, batch rows b, b + 1.
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    float sum[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      sum[i] = acc[nt][0][i];
-      if constexpr (kChains == 2)
-        sum[i] += acc[nt][1][i];
-    }
-    storeSums<S>(mine, nt * kBatchTile + 2 * t, g, sum[0], sum[1], sum[2],
-                 sum[3]);
-  }
+  storeChains<S, NT, kChains>(acc, mine, g, t);
 }
 
 // The warp's part of multiply(): its tile's rows times the staged batch
