@@ -691,6 +691,27 @@ multiplyTilesInParts(int phase, int batch, const unsigned *fragments,
   storeChains<S, NT, kChains>(acc, mine, g, t);
 }
 
+// A count of batch tiles known at compile time.
+template <int N> struct BatchTiles {
+  static constexpr int value = N;
+};
+
+// Calls `f` with BatchTiles<NT>{}, NT the count of staged batch tiles
+// `batchTiles` (1 to the layout's kMaxTiles) as a constant: the products'
+// accumulator chains are arrays of NT.
+template <class S, class F>
+__device__ __forceinline__ void withBatchTiles(int batchTiles, F &&f) {
+  static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
+  if (batchTiles == 1 || S::kMaxTiles == 1)
+    f(BatchTiles<1>{});
+  else if (batchTiles == 2 || S::kMaxTiles == 2)
+    f(BatchTiles<(S::kMaxTiles < 2 ? 1 : 2)>{});
+  else if (batchTiles == 3 || S::kMaxTiles == 3)
+    f(BatchTiles<(S::kMaxTiles < 3 ? 1 : 3)>{});
+  else
+    f(BatchTiles<S::kMaxTiles>{});
+}
+
 // The warp's part of multiply(): its tile's rows times the staged batch
 // tiles, into its slice's sums.
 template <class S, Operands O>
@@ -713,34 +734,18 @@ __device__ __forceinline__ void multiplyWarpTile(int phase, int batch,
                                  (lane % 8 + 8 * ((lane / 8) % 2)) * S::kLd +
                                  8 * (lane / 16) + S::kSlice * slice;
   if constexpr (S::kParts > 1) {
-    static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
-    if (batchTiles == 1 || S::kMaxTiles == 1)
-      multiplyTilesInParts<S, O, 1>(phase, batch, fragments, bBase, mine, g, t);
-    else if (batchTiles == 2 || S::kMaxTiles == 2)
-      multiplyTilesInParts<S, O, (S::kMaxTiles < 2 ? 1 : 2)>(
+    withBatchTiles<S>(batchTiles, [&](auto tiles) {
+      multiplyTilesInParts<S, O, decltype(tiles)::value>(
           phase, batch, fragments, bBase, mine, g, t);
-    else if (batchTiles == 3 || S::kMaxTiles == 3)
-      multiplyTilesInParts<S, O, (S::kMaxTiles < 3 ? 1 : 3)>(
-          phase, batch, fragments, bBase, mine, g, t);
-    else
-      multiplyTilesInParts<S, O, S::kMaxTiles>(phase, batch, fragments, bBase,
-                                               mine, g, t);
+    });
   } else if constexpr (S::kInterleave) {
     // All tiles, then their chains interleaved.
     for (int nt = 0; nt < batchTiles; ++nt)
       waitPhase(&rowsIn[nt], phase & 1);
-    static_assert(S::kMaxTiles >= 1 && S::kMaxTiles <= 4, "1 to 4 tiles");
-    if (batchTiles == 1 || S::kMaxTiles == 1)
-      multiplyTiles<S, O, 1>(fragments, bBase, aShared, mine, tile, g, t);
-    else if (batchTiles == 2 || S::kMaxTiles == 2)
-      multiplyTiles<S, O, (S::kMaxTiles < 2 ? 1 : 2)>(fragments, bBase, aShared,
-                                                      mine, tile, g, t);
-    else if (batchTiles == 3 || S::kMaxTiles == 3)
-      multiplyTiles<S, O, (S::kMaxTiles < 3 ? 1 : 3)>(fragments, bBase, aShared,
-                                                      mine, tile, g, t);
-    else
-      multiplyTiles<S, O, S::kMaxTiles>(fragments, bBase, aShared, mine, tile,
-                                        g, t);
+    withBatchTiles<S>(batchTiles, [&](auto tiles) {
+      multiplyTiles<S, O, decltype(tiles)::value>(fragments, bBase, aShared,
+                                                  mine, tile, g, t);
+    });
   } else {
     // Tile by tile as each arrives: the later tiles' copies land while the
     // earlier ones multiply.

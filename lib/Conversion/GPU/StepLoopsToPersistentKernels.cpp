@@ -101,8 +101,7 @@ bool rnn::runsOnDeviceLibrary(const StagedRecurrence &r) {
         return deviceLibraryOperands(stage) != operands;
       }))
     return false;
-  if (r.gates > persistent::kMaxGates ||
-      !persistent::hasEntryPoints(persistent::Direction::Forward, *operands,
+  if (!persistent::hasEntryPoints(persistent::Direction::Forward, *operands,
                                   r.gates, r.hidden))
     return false;
   persistent::Layout layout = persistent::layoutFor(
@@ -468,6 +467,7 @@ public:
     int64_t firstGate = 0;
     for (size_t index = 0; index < stages.size(); ++index) {
       const StepRecurrence &r = stages[index];
+      // (The base's helpers clone and read the group of the stage at hand.)
       pw = r.pointwise;
       Value next = stages[(index + 1) % count].state;
       Value phase =
@@ -483,6 +483,16 @@ public:
       Value exchangeIn = exchangeHalf(parity);
       Value exchangeOut = exchangeHalf(nextParity);
       Value previous = stagedRows(hBase, batch, parity);
+      // The half of the staged buffer that holds a vector the group reads:
+      // its own stage's, or the stage before's (in the other half until
+      // this group's own stores); none for anything else.
+      auto stagedHalf = [&](Value value) -> Value {
+        if (value == r.state)
+          return parity;
+        if (index > 0 && value == stages[index - 1].state)
+          return nextParity;
+        return nullptr;
+      };
       // The views the group reads and writes, rebuilt for this step.
       IRMapping views = viewsFor(step, rnn::opsNeededByGroup(r));
 
@@ -495,10 +505,7 @@ public:
       forEachElement(thread, block, [&](Value, Value, Value row, Value column) {
         prefetchInputs(views, row, column, [&](OpOperand &operand) {
           bool gate = r.gateOfOperand[operand.getOperandNumber()].has_value();
-          // (The stages' vectors come from the staged buffer.)
-          bool vector = operand.get() == r.state ||
-                        (index > 0 && operand.get() == stages[index - 1].state);
-          return !vector && (!gate || r.accumulates);
+          return !stagedHalf(operand.get()) && (!gate || r.accumulates);
         });
       });
       int firstTile =
@@ -529,14 +536,9 @@ public:
                                                ValueRange{row, column}),
                         sum);
                   }
-                  if (operand.get() == r.state)
+                  if (Value half = stagedHalf(operand.get()))
                     return memref::LoadOp::create(
-                        b, loc, hBuffer, ValueRange{parity, row, column});
-                  // The stage before's vector, in the other half until this
-                  // group's own stores.
-                  if (index > 0 && operand.get() == stages[index - 1].state)
-                    return memref::LoadOp::create(
-                        b, loc, hBuffer, ValueRange{nextParity, row, column});
+                        b, loc, hBuffer, ValueRange{half, row, column});
                   return memref::LoadOp::create(
                       b, loc, views.lookupOrDefault(operand.get()),
                       indices(pw.getMatchingIndexingMap(&operand), row,

@@ -375,7 +375,7 @@ static bool accessesElementwise(ArrayRef<linalg::GenericOp> groups,
 /// Whether every buffer `pw` writes (but `excluded`) is read and written by
 /// it only at the element each thread writes.
 static bool readsWrittenBuffersElementwise(linalg::GenericOp pw,
-                                           scf::ForOp loop, Value excluded) {
+                                           Value excluded) {
   SmallVector<Value> writtenRoots;
   for (Value init : pw.getDpsInits())
     if (init != excluded)
@@ -393,6 +393,31 @@ static bool hasClonableBody(linalg::GenericOp pw, scf::ForOp loop) {
                  !loop.isDefinedOutsideOfLoop(v);
         }))
       return false;
+  return true;
+}
+
+/// Whether `pw` is a pointwise group over [B, `hidden`].
+static bool isGroupOverUnits(linalg::GenericOp pw, int64_t hidden) {
+  return pw.getNumLoops() == 2 && pw.getNumParallelLoops() == 2 &&
+         pw.getStaticLoopRanges()[1] == hidden;
+}
+
+/// Records in `r.gateOfOperand` whether `operand` of r's group reads one of
+/// the product's gate windows, and returns it; fails where it reads one
+/// otherwise than as an identity-mapped input of a gate the product has
+/// (or, where the product accumulates onto the step's projection, through
+/// a view the kernel cannot rebuild).
+static FailureOr<bool> matchGateOperand(StepRecurrence &r, OpOperand &operand) {
+  linalg::GenericOp pw = r.pointwise;
+  Value value = operand.get();
+  std::optional<int64_t> gate = gateOfView(value, r.gateSource, r.hidden);
+  r.gateOfOperand.push_back(gate);
+  if (!gate)
+    return false;
+  if (!pw.isDpsInput(&operand) ||
+      !isIdentity2D(pw.getMatchingIndexingMap(&operand)) || *gate >= r.gates ||
+      (r.accumulates && !rebuildableInKernel(value, r.loop, {})))
+    return failure();
   return true;
 }
 
@@ -453,25 +478,18 @@ FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
 
   // The pointwise group: elementwise over [B, H], S written once.
   linalg::GenericOp pw = r.pointwise;
-  if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2)
-    return failure();
-  SmallVector<int64_t> ranges = pw.getStaticLoopRanges();
-  if (ranges[1] != r.hidden)
+  if (!isGroupOverUnits(pw, r.hidden))
     return failure();
   unsigned stateWrites = 0;
   for (OpOperand &operand : pw->getOpOperands()) {
     Value value = operand.get();
     AffineMap map = pw.getMatchingIndexingMap(&operand);
     bool isInput = pw.isDpsInput(&operand);
-    std::optional<int64_t> gate = gateOfView(value, r.gateSource, r.hidden);
-    r.gateOfOperand.push_back(gate);
-    if (gate) {
-      if (!isInput || !isIdentity2D(map) || *gate >= r.gates)
-        return failure();
-      if (r.accumulates && !rebuildableInKernel(value, loop, {}))
-        return failure();
+    FailureOr<bool> gate = matchGateOperand(r, operand);
+    if (failed(gate))
+      return failure();
+    if (*gate)
       continue;
-    }
     // Every element is the thread's own: what it writes, it alone reads.
     if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
       return failure();
@@ -496,7 +514,7 @@ FailureOr<StepRecurrence> rnn::matchStepRecurrence(scf::ForOp loop) {
   for (Value init : pw.getDpsInits())
     if (underlyingBuffer(init) == productRoot)
       return failure();
-  if (!readsWrittenBuffersElementwise(pw, loop, r.state) ||
+  if (!readsWrittenBuffersElementwise(pw, r.state) ||
       !hasClonableBody(pw, loop))
     return failure();
   // Nothing else in the loop touches S or P: S only through the product
@@ -627,23 +645,18 @@ FailureOr<StagedRecurrence> rnn::matchStagedRecurrence(scf::ForOp loop) {
     StepRecurrence &stage = r.stages[index];
     linalg::GenericOp pw = stage.pointwise;
     Value next = r.stages[(index + 1) % count].state;
-    if (pw.getNumLoops() != 2 || pw.getNumParallelLoops() != 2 ||
-        pw.getStaticLoopRanges()[1] != r.hidden || !hasClonableBody(pw, loop))
+    if (!isGroupOverUnits(pw, r.hidden) || !hasClonableBody(pw, loop))
       return failure();
     unsigned nextWrites = 0;
     for (OpOperand &operand : pw->getOpOperands()) {
       Value value = operand.get();
       AffineMap map = pw.getMatchingIndexingMap(&operand);
       bool isInput = pw.isDpsInput(&operand);
-      std::optional<int64_t> gate =
-          gateOfView(value, stage.gateSource, r.hidden);
-      stage.gateOfOperand.push_back(gate);
-      if (gate) {
-        if (!isInput || !isIdentity2D(map) || *gate >= stage.gates ||
-            (stage.accumulates && !rebuildableInKernel(value, loop, {})))
-          return failure();
+      FailureOr<bool> gate = matchGateOperand(stage, operand);
+      if (failed(gate))
+        return failure();
+      if (*gate)
         continue;
-      }
       if (!isIdentity2D(map) && (!isInput || !isColumnBroadcast(map)))
         return failure();
       // Its own vector, and the stage before's (which the kernel still
@@ -890,7 +903,7 @@ FailureOr<AdjointRecurrence> rnn::matchAdjointRecurrence(scf::ForOp loop) {
   }
   if (!llvm::all_of(written, [](bool w) { return w; }) ||
       (r.accumulates && !r.stateInit) ||
-      !readsWrittenBuffersElementwise(pw, loop, Value()) ||
+      !readsWrittenBuffersElementwise(pw, Value()) ||
       !hasClonableBody(pw, loop))
     return failure();
   // Nothing else in the loop touches S or P.
