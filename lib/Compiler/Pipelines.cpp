@@ -124,7 +124,8 @@ std::string bufferizationPipeline() {
   // runtime passes dense row-major buffers), results written into
   // caller-provided buffers, states and sequences updated in place, no
   // copy that a reader can do without, and no allocation per time step.
-  return "convert-rnn-to-linalg,canonicalize,cse,eliminate-empty-tensors,"
+  return "convert-rnn-to-linalg,canonicalize,cse,split-shared-fills,"
+         "eliminate-empty-tensors,"
          "one-shot-bufferize{bufferize-function-boundaries "
          "function-boundary-type-conversion=identity-layout-map "
          "allow-return-allocs-from-loops},"

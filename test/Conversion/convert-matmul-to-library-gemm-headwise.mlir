@@ -73,3 +73,30 @@ func.func @sequence(%x: tensor<?x?x8xf32>, %R: tensor<2x12x4xf32>) -> tensor<?x?
   %g = rnn.headwise_matmul %x, %R gates 3 : tensor<?x?x8xf32>, tensor<2x12x4xf32> -> tensor<?x?x24xf32>
   return %g : tensor<?x?x24xf32>
 }
+
+// -----
+
+// The two weight gradients of a bf16 backward with I = H: outer sums of one
+// shape, each rounded to bf16. Each gets its own zero fill
+// (split-shared-fills; CSE had merged them, and bufferization then gave the
+// second a copy of the first's zeros), so both calls overwrite (33, no
+// accumulate bit 4), and each stores its product rounded in the result
+// (C code 2): no f32 buffer, no copy, no rounding kernel.
+// CHECK-LABEL: func.func @weight_gradients16
+// CHECK-NOT: memref.copy
+// CHECK: memref.expand_shape %arg3 {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 8, 4] : memref<8x4xbf16> into memref<1x1x8x4xbf16>
+// CHECK: call @rnn_cuda_gemm_batched(%c2_i32, %c2_i32, %c33_i32, %c1_i64, %c8_i64, %c4_i64,
+// CHECK: memref.expand_shape %arg4 {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 8, 4] : memref<8x4xbf16> into memref<1x1x8x4xbf16>
+// CHECK: call @rnn_cuda_gemm_batched(%c2_i32, %c2_i32, %c33_i32, %c1_i64, %c8_i64, %c4_i64,
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: memref.copy
+// OFF-LABEL: func.func @weight_gradients16
+// OFF-COUNT-2: arith.truncf
+func.func @weight_gradients16(%d: tensor<?x?x8xbf16>, %x: tensor<?x?x4xbf16>, %h: tensor<?x?x4xbf16>)
+    -> (tensor<8x4xbf16>, tensor<8x4xbf16>) {
+  %dw = rnn.outer_sum %d, %x : tensor<?x?x8xbf16>, tensor<?x?x4xbf16> -> tensor<8x4xf32>
+  %dw16 = rnn.cast %dw : tensor<8x4xf32> to tensor<8x4xbf16>
+  %du = rnn.outer_sum %d, %h : tensor<?x?x8xbf16>, tensor<?x?x4xbf16> -> tensor<8x4xf32>
+  %du16 = rnn.cast %du : tensor<8x4xf32> to tensor<8x4xbf16>
+  return %dw16, %du16 : tensor<8x4xbf16>, tensor<8x4xbf16>
+}

@@ -171,3 +171,103 @@ func.func @packed_at_run_time(%x: memref<?x?x3xf32, strided<[?, 3, 1], offset: ?
   }
   return
 }
+
+// -----
+
+#in = affine_map<(t, b, n, k) -> (t, b, k)>
+#w = affine_map<(t, b, n, k) -> (k, n)>
+#out = affine_map<(t, b, n, k) -> (t, b, n)>
+#id = affine_map<(t, b, n) -> (t, b, n)>
+
+// A bf16 product stored in f32 only to be rounded to bf16 (the input
+// gradient of a bf16 backward): the call stores it rounded itself (C code 2,
+// bf16), the rounding generic and the f32 buffer go.
+// CHECK-LABEL: func.func @rounded_store
+// CHECK-NOT: memref.alloc
+// CHECK: %[[YP:.*]] = memref.extract_aligned_pointer_as_index %arg2
+// CHECK: %[[YA:.*]] = arith.addi %[[YP]]
+// CHECK: %[[Y:.*]] = arith.index_cast %[[YA]] : index to i64
+// CHECK: %[[AB:.*]] = arith.constant 2 : i32
+// CHECK: %[[C:.*]] = arith.constant 2 : i32
+// CHECK: %[[KN:.*]] = arith.constant 1 : i32
+// CHECK: call @rnn_cpu_gemm(%[[AB]], %[[C]], %[[KN]], {{.*}}, %[[Y]], %{{.*}})
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+func.func @rounded_store(%d: memref<?x?x8xbf16>, %w: memref<8x3xbf16>, %y: memref<?x?x3xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %d, %c0 : memref<?x?x8xbf16>
+  %b = memref.dim %d, %c1 : memref<?x?x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc(%t, %b) : memref<?x?x3xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<?x?x3xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%d, %w : memref<?x?x8xbf16>, memref<8x3xbf16>) outs(%p : memref<?x?x3xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: bf16, %v: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %m = arith.mulf %ae, %ve : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : memref<?x?x3xf32>) outs(%y : memref<?x?x3xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %p : memref<?x?x3xf32>
+  return
+}
+
+// -----
+
+#in = affine_map<(t, b, n, k) -> (t, b, k)>
+#w = affine_map<(t, b, n, k) -> (k, n)>
+#out = affine_map<(t, b, n, k) -> (t, b, n)>
+#id = affine_map<(t, b, n) -> (t, b, n)>
+
+// The f32 product is read by something besides the rounding (here a
+// second elementwise op): the GEMM keeps writing it in f32.
+// CHECK-LABEL: func.func @product_read_twice
+// CHECK-DAG: %[[BF16:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK: call @rnn_cpu_gemm(%[[BF16]], %[[F32]],
+// CHECK: arith.truncf
+// CHECK: arith.negf
+func.func @product_read_twice(%d: memref<?x?x8xbf16>, %w: memref<8x3xbf16>, %y: memref<?x?x3xbf16>, %z: memref<?x?x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %d, %c0 : memref<?x?x8xbf16>
+  %b = memref.dim %d, %c1 : memref<?x?x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc(%t, %b) : memref<?x?x3xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<?x?x3xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%d, %w : memref<?x?x8xbf16>, memref<8x3xbf16>) outs(%p : memref<?x?x3xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: bf16, %v: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %m = arith.mulf %ae, %ve : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : memref<?x?x3xf32>) outs(%y : memref<?x?x3xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : memref<?x?x3xf32>) outs(%z : memref<?x?x3xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %r = arith.negf %in : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %p : memref<?x?x3xf32>
+  return
+}

@@ -30,3 +30,19 @@ func.func @grads(%g: tensor<?x?x8xf32>, %x: tensor<?x?x3xf32>, %h: tensor<?x?x4x
   %hp = rnn.previous_states %h, %h0 : tensor<?x?x4xf32>, tensor<?x4xf32>
   return %dw, %db, %dr, %hp : tensor<8x3xf32>, tensor<8xf32>, tensor<?x?x1xf32>, tensor<?x?x4xf32>
 }
+
+// A bf16 input sums in f32: ones of bf16 times the rows into an f32 row
+// (the GEMM accumulates in f32); a sum to a row statistic extends each
+// element before adding it.
+// CHECK-LABEL: func.func @grads16
+// CHECK: %[[ONES16:.*]] = linalg.fill ins(%{{.*}} : bf16) outs(%{{.*}} : tensor<1x?xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[ONES16]], %{{.*}} : tensor<1x?xbf16>, tensor<?x8xbf16>) outs(%{{.*}} : tensor<1x8xf32>) {{.*}}rnn.gemm_weight_layout = 1
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<?x?x8xbf16>) outs(%{{.*}} : tensor<?x?x1xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK: arith.addf %[[ACC]], %[[WIDE]] : f32
+func.func @grads16(%g: tensor<?x?x8xbf16>) -> (tensor<8xf32>, tensor<?x?x1xf32>) {
+  %db = rnn.sum_to %g : tensor<?x?x8xbf16> -> tensor<8xf32>
+  %dr = rnn.sum_to %g : tensor<?x?x8xbf16> -> tensor<?x?x1xf32>
+  return %db, %dr : tensor<8xf32>, tensor<?x?x1xf32>
+}

@@ -43,6 +43,27 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def SplitSharedFills : Pass<"split-shared-fills", "::mlir::ModuleOp"> {
+  let summary = "Gives every op that writes into a shared linalg.fill a fill "
+                "of its own";
+  let description = [{
+    CSE merges identical fills (the zero inits of two products of one shape,
+    such as a backward's two weight gradients when I = H); One-Shot
+    Bufferize then gives the second writer a copy of the first's filled
+    buffer, and neither product has its fill right before it, which the
+    library-GEMM conversion needs to overwrite instead of accumulating.
+    Run after CSE and before bufferization: each op that takes the fill's
+    result as a destination-style init gets its own clone of the fill (and
+    of the `tensor.empty` it fills), placed right before it; the original
+    stays only where something else reads it.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numSplit", "fills-split", "Fills cloned for a writer of their own">
+  ];
+}
+
 def ConvertMatmulToLibraryGemm
     : Pass<"convert-matmul-to-library-gemm", "::mlir::ModuleOp"> {
   let summary = "Turns matmul contractions on memrefs into library GEMM calls";
@@ -123,6 +144,12 @@ def ConvertMatmulToLibraryGemm
     `d_{g,h}ᵀ · x_h` over all rows (`b_layout` bit 5, 32: A is stored
     `k x m`). Leading dimensions that the type cannot show to be packed
     are checked at run time, the generic kept as the fallback.
+
+    A product whose f32 buffer is only read by an elementwise
+    `arith.truncf` into another buffer (the bf16 input gradient of a bf16
+    model's backward) is stored rounded by the call itself (`c_dtype` the
+    narrow type; the GEMM still accumulates in f32 and rounds once), and
+    the rounding kernel and the f32 buffer go.
   }];
   let options = [
     Option<"function", "function", "std::string", "\"rnn_cpu_gemm\"",
@@ -152,7 +179,9 @@ def ConvertMatmulToLibraryGemm
     Statistic<"numBatched", "gemm-batched",
               "Head-wise products turned into strided-batched calls">,
     Statistic<"numPartials", "gemm-partials",
-              "Products split into K-slice partials for their consumer">
+              "Products split into K-slice partials for their consumer">,
+    Statistic<"numRoundedStores", "gemm-rounded-stores",
+              "Products stored rounded by the call instead of a cast kernel">
   ];
 }
 

@@ -177,6 +177,127 @@ constexpr int64_t kPartialsMinRows = 16, kPartialsMaxBytes = 16 << 20;
 /// the result itself or windows of it, such as the gates of concatenated
 /// matmuls), the result's allocation and deallocation, and the number of
 /// slices.
+/// A product that is stored in f32 only to be rounded: `rounding`, the one op
+/// besides the product's fill, its contraction and its deallocation that
+/// reads the product's buffer (directly or through `collapse`, a reshape
+/// that nothing else reads), is a linalg.generic that rounds it
+/// (arith.truncf), element by element, into `target`, later in the same
+/// block with nothing in between that touches `target`. The GEMM can then
+/// store the rounded product in `target` itself (cuBLAS and the CPU GEMM
+/// accumulate in f32 and round once at the store, as the cast did).
+struct RoundedStore {
+  linalg::GenericOp rounding;
+  memref::CollapseShapeOp collapse;
+  Value target;
+  memref::AllocOp alloc;
+  memref::DeallocOp dealloc;
+
+  /// `target` in the product's shape: the product's buffer where the GEMM
+  /// writes.
+  Value targetInProductShape(OpBuilder &builder, Location loc) {
+    if (!collapse)
+      return target;
+    auto productType = cast<MemRefType>(alloc.getType());
+    auto type =
+        MemRefType::get(productType.getShape(),
+                        cast<MemRefType>(target.getType()).getElementType());
+    return memref::ExpandShapeOp::create(
+        builder, loc, type, target, collapse.getReassociationIndices(),
+        memref::getMixedSizes(builder, loc, alloc.getResult()));
+  }
+
+  /// The rounding again at `builder` (the fallback of a run-time check).
+  void cloneRounding(OpBuilder &builder) {
+    IRMapping mapping;
+    if (collapse)
+      builder.clone(*collapse, mapping);
+    builder.clone(*rounding, mapping);
+  }
+};
+
+static std::optional<RoundedStore>
+findRoundedStore(linalg::GenericOp contraction, linalg::FillOp fill) {
+  Value c = contraction.getDpsInits()[0];
+  RoundedStore store;
+  store.alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!fill || !store.alloc ||
+      !cast<MemRefType>(c.getType()).getElementType().isF32())
+    return std::nullopt;
+  for (Operation *user : c.getUsers()) {
+    if (user == fill.getOperation() || user == contraction.getOperation())
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+      if (store.dealloc)
+        return std::nullopt;
+      store.dealloc = dealloc;
+      continue;
+    }
+    if (store.rounding || store.collapse)
+      return std::nullopt;
+    if (auto collapse = dyn_cast<memref::CollapseShapeOp>(user)) {
+      if (!collapse->hasOneUse())
+        return std::nullopt;
+      store.collapse = collapse;
+      user = *collapse->getUsers().begin();
+    }
+    store.rounding = dyn_cast<linalg::GenericOp>(user);
+    if (!store.rounding)
+      return std::nullopt;
+  }
+  linalg::GenericOp castOp = store.rounding;
+  Value read = store.collapse ? store.collapse.getResult() : c;
+  if (!castOp || !store.dealloc ||
+      castOp->getBlock() != contraction->getBlock() ||
+      !contraction->isBeforeInBlock(castOp) ||
+      !castOp.hasPureBufferSemantics() || castOp.getNumDpsInputs() != 1 ||
+      castOp.getNumDpsInits() != 1 || castOp.getDpsInputs()[0] != read ||
+      castOp.getNumReductionLoops() != 0 ||
+      !llvm::all_of(castOp.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return std::nullopt;
+  Block &body = castOp.getRegion().front();
+  auto truncate = dyn_cast<arith::TruncFOp>(&body.front());
+  if (!truncate || truncate.getIn() != body.getArgument(0) ||
+      truncate->getNextNode() != body.getTerminator() ||
+      body.getTerminator()->getOperand(0) != truncate.getResult())
+    return std::nullopt;
+  store.target = castOp.getDpsInits()[0];
+  auto targetType = cast<MemRefType>(store.target.getType());
+  if (dtypeCode(targetType.getElementType()) < 0 ||
+      !hasUnitInnerStride(targetType) ||
+      targetType.getRank() != cast<MemRefType>(read.getType()).getRank() ||
+      (store.collapse && !targetType.getLayout().isIdentity()))
+    return std::nullopt;
+  // Between the two, nothing may touch the target's buffer: the GEMM writes
+  // it where the contraction was.
+  Value targetRoot = rnn::rootBuffer(store.target);
+  for (Operation *op = contraction->getNextNode(); op != castOp.getOperation();
+       op = op->getNextNode()) {
+    WalkResult touched = op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (isa<MemRefType>(operand.getType()) &&
+            rnn::rootBuffer(operand) == targetRoot)
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (touched.wasInterrupted())
+      return std::nullopt;
+  }
+  return store;
+}
+
+/// Erases the rounding that the call does now, and the product's buffer
+/// where nothing else (a fallback) writes it.
+static void eraseRounding(RoundedStore &rounded) {
+  rounded.rounding.erase();
+  if (rounded.collapse)
+    rounded.collapse.erase();
+  if (rounded.alloc->hasOneUse()) { // Its deallocation alone.
+    rounded.dealloc.erase();
+    rounded.alloc.erase();
+  }
+}
+
 struct PartialsPlan {
   linalg::GenericOp contraction, consumer;
   linalg::FillOp fill;
@@ -532,7 +653,8 @@ static bool innermostIsContiguous(Value value) {
 /// the type, or checked at run time with the generic as the fallback.
 /// Returns false, leaving the generic, when the operands do not qualify.
 static bool convertHeadwiseProduct(linalg::GenericOp generic,
-                                   func::FuncOp callee, int32_t layoutFlags) {
+                                   func::FuncOp callee, int32_t layoutFlags,
+                                   unsigned &roundedStores) {
   auto form = static_cast<rnn::HeadwiseGemmForm>(
       cast<IntegerAttr>(generic->getAttr(rnn::kHeadwiseGemmAttr)).getInt());
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 2 ||
@@ -578,6 +700,16 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
   OpBuilder builder(generic);
   Location loc = generic.getLoc();
   linalg::FillOp fill = findDeadZeroFill(generic, out);
+  // A weight gradient rounded to the weight's 16-bit type: the calls store
+  // it rounded (one call: every gate's product is its own part of it).
+  std::optional<RoundedStore> rounded;
+  if (form == rnn::kHeadwiseOuterSum && gates == 1)
+    rounded = findRoundedStore(generic, fill);
+  if (rounded) {
+    out = rounded->targetInProductShape(builder, loc);
+    outType = cast<MemRefType>(out.getType());
+    ++roundedStores;
+  }
   Value packed;
   for (auto [operand, rows] : {std::pair{lhs, lhsRows}, std::pair{rhs, rhsRows},
                                std::pair{out, outRows}})
@@ -590,6 +722,8 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
     if (fill)
       builder.clone(*fill);
     builder.clone(*generic)->removeAttr(rnn::kHeadwiseGemmAttr);
+    if (rounded)
+      rounded->cloneRounding(builder);
     builder.setInsertionPointToStart(&guard.getThenRegion().front());
   }
   StridedOperand a = describeOperand(builder, loc, lhs);
@@ -659,6 +793,8 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
   if (fill)
     fill.erase();
   generic.erase();
+  if (rounded)
+    eraseRounding(*rounded);
   return true;
 }
 
@@ -735,8 +871,11 @@ struct ConvertMatmulToLibraryGemmPass
           flags |= kConstantBFlag;
         if (perStepFlag && product->getParentOfType<LoopLikeOpInterface>())
           flags |= kPerStepFlag;
-        if (convertHeadwiseProduct(product, batchedCallee, flags))
+        unsigned roundedStores = 0;
+        if (convertHeadwiseProduct(product, batchedCallee, flags,
+                                   roundedStores))
           ++numBatched;
+        numRoundedStores += roundedStores;
       }
     }
 
@@ -782,9 +921,19 @@ struct ConvertMatmulToLibraryGemmPass
           !hasUnitInnerStride(bType) || !hasUnitInnerStride(cType))
         continue;
       int32_t layout = layoutFlags(contraction);
-
+      linalg::FillOp fill = findDeadZeroFill(contraction, c);
+      // A product that is only rounded into another buffer is stored there
+      // by the GEMM; the rounding generic stays for the fallback only.
+      std::optional<RoundedStore> rounded = findRoundedStore(contraction, fill);
       OpBuilder builder(contraction);
       Location loc = contraction.getLoc();
+      if (rounded) {
+        c = rounded->targetInProductShape(builder, loc);
+        cType = cast<MemRefType>(c.getType());
+        cCode = dtypeCode(cType.getElementType());
+        ++numRoundedStores;
+      }
+
       auto i64Of = [&](Value index) -> Value {
         return arith::IndexCastOp::create(builder, loc, i64, index);
       };
@@ -795,7 +944,6 @@ struct ConvertMatmulToLibraryGemmPass
       // a check, the contraction (and its zero fill) as the fallback.
       // Without a dead zero fill the contraction accumulates onto C's
       // contents (an rnn.matmul with acc): the call adds to C.
-      linalg::FillOp fill = findDeadZeroFill(contraction, c);
       if (!fill)
         layout |= kAccumulateFlag;
       Value packed;
@@ -814,6 +962,8 @@ struct ConvertMatmulToLibraryGemmPass
         Operation *fallback = builder.clone(*contraction);
         fallback->removeAttr(rnn::kGemmWeightLayoutAttr);
         fallback->removeAttr(rnn::kGemmAllowTf32Attr);
+        if (rounded)
+          rounded->cloneRounding(builder);
         builder.setInsertionPointToStart(&guard.getThenRegion().front());
       }
       // M: the product of the leading sizes of A.
@@ -835,6 +985,8 @@ struct ConvertMatmulToLibraryGemmPass
       if (fill)
         fill.erase();
       contraction.erase();
+      if (rounded)
+        eraseRounding(*rounded);
       ++numCalls;
     }
   }

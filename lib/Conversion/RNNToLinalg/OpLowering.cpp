@@ -132,7 +132,9 @@ static Value sumRowsAsProduct(OpBuilder &b, SumToOp sum) {
   Value input = sum.getInput();
   auto inputType = cast<RankedTensorType>(input.getType());
   RankedTensorType resultType = sum.getType();
-  Type element = resultType.getElementType();
+  // The ones are of the input's type (exact in every float type); the
+  // product accumulates in the result's.
+  Type element = inputType.getElementType();
   int64_t width = inputType.getShape().back();
   Value rows = input;
   if (inputType.getRank() > 2) {
@@ -153,7 +155,8 @@ static Value sumRowsAsProduct(OpBuilder &b, SumToOp sum) {
   Value ones = linalg::FillOp::create(b, loc, one, empty).getResult(0);
   Value total = buildContraction(
       b, loc, ones, rows, /*acc=*/Value(), /*weightInOut=*/true,
-      /*allowTf32=*/false, RankedTensorType::get({1, width}, element));
+      /*allowTf32=*/false,
+      RankedTensorType::get({1, width}, resultType.getElementType()));
   int64_t outRank = resultType.getRank();
   if ((outRank ? resultType.getShape().back() : 1) != width)
     total = reduceRows(b, loc, total, /*isMax=*/false); // [1, 1]
@@ -205,10 +208,15 @@ static Value lowerSumTo(OpBuilder &b, SumToOp sum) {
   return linalg::GenericOp::create(
              b, loc, TypeRange{resultType}, ValueRange{input},
              ValueRange{filled}, maps, iterators,
-             [](OpBuilder &nb, Location l, ValueRange args) {
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               // A 16-bit input sums in the result's f32.
+               Value element = args[0];
+               if (element.getType() != args[1].getType())
+                 element =
+                     arith::ExtFOp::create(nb, l, args[1].getType(), element);
                linalg::YieldOp::create(
                    nb, l,
-                   Value(arith::AddFOp::create(nb, l, args[1], args[0])));
+                   Value(arith::AddFOp::create(nb, l, args[1], element)));
              })
       .getResult(0);
 }

@@ -17,6 +17,9 @@ func.func @gradient_ops(%xs: tensor<?x?x6xf32>, %g: tensor<?x?x8xf32>, %h: tenso
   %one = rnn.sum_to %row : tensor<?x?x1xf32> -> tensor<?x1xf32>
   // CHECK: rnn.sum_to %{{.*}} : tensor<?x?x8xf32> -> tensor<f32>
   %all = rnn.sum_to %g : tensor<?x?x8xf32> -> tensor<f32>
+  // A 16-bit input sums in f32.
+  // CHECK: rnn.sum_to %{{.*}} : tensor<?x8xbf16> -> tensor<8xf32>
+  %db16 = rnn.sum_to %d : tensor<?x8xbf16> -> tensor<8xf32>
   // CHECK: rnn.heaviside %{{.*}} {at_zero = 5.000000e-01 : f64} : tensor<?x?x6xf32>
   %step = rnn.heaviside %xs {at_zero = 0.5 : f64} : tensor<?x?x6xf32>
   // CHECK: rnn.heaviside %{{.*}} : tensor<?x?x6xf32>
@@ -47,8 +50,16 @@ func.func @sum_to_not_broadcast(%x: tensor<?x8xf32>) {
 // -----
 
 func.func @sum_to_element(%x: tensor<?x8xf32>) {
-  // expected-error @+1 {{'rnn.sum_to' op result 'tensor<8xf64>' must have the element type of the input 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'rnn.sum_to' op result 'tensor<8xf64>' must have the element type of the input 'tensor<?x8xf32>' (or f32 for an f16 or bf16 input)}}
   %r = rnn.sum_to %x : tensor<?x8xf32> -> tensor<8xf64>
+  return
+}
+
+// -----
+
+func.func @sum_to_narrower(%x: tensor<?x8xbf16>) {
+  // expected-error @+1 {{'rnn.sum_to' op result 'tensor<8xf16>' must have the element type of the input 'tensor<?x8xbf16>' (or f32 for an f16 or bf16 input)}}
+  %r = rnn.sum_to %x : tensor<?x8xbf16> -> tensor<8xf16>
   return
 }
 

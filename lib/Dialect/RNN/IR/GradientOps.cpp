@@ -17,10 +17,13 @@ using namespace rnn;
 LogicalResult SumToOp::verify() {
   auto input = cast<RankedTensorType>(getInput().getType());
   auto result = cast<RankedTensorType>(getResult().getType());
-  if (input.getElementType() != result.getElementType())
+  Type inElement = input.getElementType(), outElement = result.getElementType();
+  bool widened =
+      (inElement.isBF16() || inElement.isF16()) && outElement.isF32();
+  if (inElement != outElement && !widened)
     return emitOpError() << "result " << result
-                         << " must have the element type of the input "
-                         << input;
+                         << " must have the element type of the input " << input
+                         << " (or f32 for an f16 or bf16 input)";
   if (!broadcastsTo(result.getShape(), input.getShape()))
     return emitOpError() << "result " << result
                          << " does not broadcast to the input " << input

@@ -99,6 +99,14 @@ Value CellSignatureEditor::getOperandFor(Operation *application,
   return {};
 }
 
+void CellSignatureEditor::narrowOutput(unsigned index, Type element) {
+  SmallVector<Type> results(cell.getFunctionType().getResults());
+  results[index] = cast<RankedTensorType>(results[index]).clone(element);
+  cell.setFunctionType(FunctionType::get(
+      cell.getContext(), cell.getBodyBlock().getArgumentTypes(), results));
+  narrowed[index] = element;
+}
+
 void CellSignatureEditor::dropUnusedArguments() {
   Block &block = cell.getBodyBlock();
   int64_t numInputs = cell.getNumInputs(), numStates = cell.getNumStates();
@@ -139,16 +147,23 @@ void CellSignatureEditor::commit() {
         types.push_back(added.getType());
       return types;
     };
+    // Narrowed outputs change their element type.
+    auto outputTypes = [&](TypeRange existing) {
+      SmallVector<Type> types(existing);
+      for (auto [index, element] : narrowed)
+        types[index] = cast<RankedTensorType>(types[index]).clone(element);
+      return types;
+    };
     if (auto scan = dyn_cast<ScanOp>(app.op)) {
-      replacement =
-          ScanOp::create(builder, scan.getLoc(), scan.getOutputs().getTypes(),
-                         stateTypes(scan.getFinalStates().getTypes()),
-                         scan.getCellAttr(), app.inputs, app.states, app.params,
-                         scan.getLengths(), scan.getReverseAttr());
+      replacement = ScanOp::create(
+          builder, scan.getLoc(), outputTypes(scan.getOutputs().getTypes()),
+          stateTypes(scan.getFinalStates().getTypes()), scan.getCellAttr(),
+          app.inputs, app.states, app.params, scan.getLengths(),
+          scan.getReverseAttr());
     } else {
       auto step = cast<StepOp>(app.op);
       replacement = StepOp::create(
-          builder, step.getLoc(), step.getOutputs().getTypes(),
+          builder, step.getLoc(), outputTypes(step.getOutputs().getTypes()),
           stateTypes(step.getNewStates().getTypes()), step.getCellAttr(),
           app.inputs, app.states, app.params);
     }
@@ -162,6 +177,13 @@ void CellSignatureEditor::commit() {
           if (value.getDefiningOp() == app.op)
             value =
                 replacement->getResult(cast<OpResult>(value).getResultNumber());
+    // A narrowed output's readers were casts to its new type: they go.
+    for (auto [index, element] : narrowed)
+      for (Operation *user :
+           llvm::make_early_inc_range(app.op->getResult(index).getUsers())) {
+        user->getResult(0).replaceAllUsesWith(replacement->getResult(index));
+        user->erase();
+      }
     app.op->replaceAllUsesWith(
         replacement->getResults().take_front(app.op->getNumResults()));
     app.op->erase();

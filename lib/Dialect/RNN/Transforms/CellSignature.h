@@ -39,6 +39,11 @@ public:
   /// value to the yield); applications get an extra final-state result,
   /// after the existing ones, that nothing reads.
   mlir::BlockArgument appendState(mlir::Type type, OperandBuilder build);
+  /// Gives the cell's output `index` the element type `element` (the caller
+  /// changes what the yield emits). Every user of that output of every
+  /// application must be an rnn.cast to the new type: commit replaces those
+  /// casts with the new output.
+  void narrowOutput(unsigned index, mlir::Type element);
   /// Drops the inputs (keeping at least one) and parameters that the body no
   /// longer reads.
   void dropUnusedArguments();
@@ -64,6 +69,8 @@ private:
 
   CellOp cell;
   llvm::SmallVector<mlir::Operation *> applications;
+  /// Per narrowed output, its new element type.
+  llvm::SmallDenseMap<unsigned, mlir::Type> narrowed;
   llvm::SmallVector<Application> operands;
 };
 

@@ -468,6 +468,66 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   return success();
 }
 
+/// The 16-bit type that every user of `gradient` other than an f32 sum_to
+/// casts it to, where there is one such cast and one such sum; null
+/// otherwise.
+Type roundedForAllProducts(Value gradient) {
+  auto type = dyn_cast<RankedTensorType>(gradient.getType());
+  if (!type || !type.getElementType().isF32())
+    return {};
+  Type rounded;
+  bool summed = false;
+  for (Operation *user : gradient.getUsers()) {
+    if (auto sum = dyn_cast<SumToOp>(user)) {
+      summed |= sum.getType().getElementType().isF32();
+      if (!sum.getType().getElementType().isF32())
+        return {};
+      continue;
+    }
+    auto cast = dyn_cast<CastOp>(user);
+    if (!cast)
+      return {};
+    Type element = cast.getType().getElementType();
+    if ((!element.isBF16() && !element.isF16()) ||
+        (rounded && rounded != element))
+      return {};
+    rounded = element;
+  }
+  return summed ? rounded : Type();
+}
+
+/// A gradient that every product of the backward reads rounded to 16 bits
+/// (the gate gradients of a bf16 LSTM, read by the GEMMs of the input and
+/// weight gradients) and that a sum over rows reads in f32 (its bias
+/// gradient) is summed rounded too, in f32: the bias is a weight whose
+/// input is 1, and PyTorch's autocast sums a Linear's bias gradient from
+/// the same 16-bit gradient its GEMMs read. The f32 gradient is then read
+/// by casts alone, and rnn-narrow-scan-outputs stores it in 16 bits.
+void sumRoundedGradients(func::FuncOp backward) {
+  SmallVector<SumToOp> sums;
+  backward.walk([&](SumToOp sum) { sums.push_back(sum); });
+  for (SumToOp sum : sums) {
+    Value gradient = sum.getInput();
+    Type rounded = roundedForAllProducts(gradient);
+    if (!rounded)
+      continue;
+    auto cast = *llvm::find_if(
+        gradient.getUsers(), [](Operation *user) { return isa<CastOp>(user); });
+    Value narrow = cast->getResult(0);
+    if (narrow.getParentBlock() != sum->getBlock() ||
+        !cast->isBeforeInBlock(sum)) {
+      OpBuilder builder(sum);
+      narrow = CastOp::create(builder, sum.getLoc(),
+                              cast->getResult(0).getType(), gradient);
+    }
+    OpBuilder builder(sum);
+    sum.replaceAllUsesWith(
+        SumToOp::create(builder, sum.getLoc(), sum.getType(), narrow)
+            .getResult());
+    sum.erase();
+  }
+}
+
 struct DifferentiatePass
     : public rnn::impl::DifferentiateBase<DifferentiatePass> {
   using Base::Base;
@@ -518,6 +578,10 @@ struct DifferentiatePass
       ++numFunctions;
     }
     numAdjointCells += adjointCells;
+    module.walk([&](func::FuncOp func) {
+      if (func->hasAttr("rnn.backward_of"))
+        sumRoundedGradients(func);
+    });
   }
 };
 

@@ -38,6 +38,8 @@ void buildOptimizePipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.fusePointwise) {
+    // Before the fusion, which the casts it moves into the cells join.
+    pm.addPass(createNarrowScanOutputs());
     pm.addPass(createCarryCastStates());
     // After the casts are carried, so that a cast of a state alone stays
     // theirs and this pass takes what else a matmul reads of the states.

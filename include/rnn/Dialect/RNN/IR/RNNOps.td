@@ -642,13 +642,15 @@ def RNN_SumToOp : RNN_Op<"sum_to", [Pure]> {
     broadcasting the result's shape to the input's would stretch (missing
     leading dimensions, and dimensions of size 1 in the result), like
     `torch.Tensor.sum_to_size`. The result must broadcast to the input
-    under the dialect's rule and have its element type. A bias gradient is
-    the `sum_to` of the gate gradients over all `T·B` rows:
-    `[T, B, 4H] -> [4H]`.
+    under the dialect's rule. Its element type is the accumulation and
+    output type, as for `rnn.matmul`: the input's, or `f32` for an `f16` or
+    `bf16` input. A bias gradient is the `sum_to` of the gate gradients over
+    all `T·B` rows: `[T, B, 4H] -> [4H]`.
 
     ```mlir
     %db = rnn.sum_to %dgates : tensor<?x?x128xf32> -> tensor<128xf32>
     %dr = rnn.sum_to %d : tensor<?x32xf32> -> tensor<?x1xf32>
+    %db16 = rnn.sum_to %dgates16 : tensor<?x?x128xbf16> -> tensor<128xf32>
     ```
   }];
   let arguments = (ins RNN_FloatTensor:$input);

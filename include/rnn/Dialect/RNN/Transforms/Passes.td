@@ -135,6 +135,28 @@ def CarryCastStates : Pass<"rnn-carry-cast-states", "::mlir::ModuleOp"> {
   ];
 }
 
+def NarrowScanOutputs : Pass<"rnn-narrow-scan-outputs", "::mlir::ModuleOp"> {
+  let summary = "Yields a cell output that is only read through a cast in the "
+                "cast type";
+  let description = [{
+    Where every reader of an output of a cell, in every rnn.scan and
+    rnn.step that applies it, is an `rnn.cast` to one narrower type (the
+    f32 gate gradients of a bf16 model's backward, which the GEMMs of its
+    input and weight gradients read in bf16), the cell yields the cast
+    instead and the applications' output has that type: the cast runs in
+    the step's fused kernel instead of as a kernel over the whole sequence
+    after the loop, and the sequence is stored narrow. Values are
+    unchanged. A cell whose symbol has users other than `rnn.scan` and
+    `rnn.step`, an output with no readers, and a cast to a wider type are
+    left alone. Run it before `rnn-fuse-pointwise`.
+  }];
+  let dependentDialects = ["::rnn::RNNDialect"];
+  let statistics = [
+    Statistic<"numNarrowed", "outputs-narrowed",
+              "Cell outputs yielded in the type they are read in">
+  ];
+}
+
 def CarryStatePointwise
     : Pass<"rnn-carry-state-pointwise", "::mlir::ModuleOp"> {
   let summary = "Carries a pointwise function of the states that a matmul "
