@@ -271,3 +271,120 @@ func.func @product_read_twice(%d: memref<?x?x8xbf16>, %w: memref<8x3xbf16>, %y: 
   memref.dealloc %p : memref<?x?x3xf32>
   return
 }
+
+// -----
+
+#in = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// The rounded product's buffer allocated between the product and the
+// rounding (where bufferization places it): its allocation moves before the
+// call, which stores into it.
+// CHECK-LABEL: func.func @target_allocated_after
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<4x3xbf16>
+// CHECK-NOT: memref.alloc
+// CHECK: memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: call @rnn_cpu_gemm
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+func.func @target_allocated_after(%d: memref<4x8xbf16>, %w: memref<8x3xbf16>) -> memref<4x3xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4x3xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<4x3xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%d, %w : memref<4x8xbf16>, memref<8x3xbf16>) outs(%p : memref<4x3xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: bf16, %v: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %m = arith.mulf %ae, %ve : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  %y = memref.alloc() : memref<4x3xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : memref<4x3xf32>) outs(%y : memref<4x3xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %p : memref<4x3xf32>
+  return %y : memref<4x3xbf16>
+}
+
+// -----
+
+#in = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// A state updated as the rounded product of itself (h = bf16(h·U)): the
+// GEMM would write what it reads, so it keeps its f32 buffer and the
+// rounding stays.
+// CHECK-LABEL: func.func @target_is_an_operand
+// CHECK-DAG: %[[BF16:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK: call @rnn_cpu_gemm(%[[BF16]], %[[F32]],
+// CHECK: arith.truncf
+func.func @target_is_an_operand(%h: memref<4x4xbf16>, %u: memref<4x4xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %u : memref<4x4xbf16>, memref<4x4xbf16>) outs(%p : memref<4x4xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: bf16, %v: bf16, %c: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %m = arith.mulf %ae, %ve : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : memref<4x4xf32>) outs(%h : memref<4x4xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %p : memref<4x4xf32>
+  return
+}
+
+// -----
+
+#in = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// f32 operands rounded to bf16: no GEMM stores a type other than its
+// operands' or f32, so the product stays f32 and the rounding a kernel.
+// CHECK-LABEL: func.func @f32_operands_rounded
+// CHECK: %[[AB:.*]] = arith.constant 0 : i32
+// CHECK: %[[C:.*]] = arith.constant 0 : i32
+// CHECK: call @rnn_cpu_gemm(%[[AB]], %[[C]],
+// CHECK: arith.truncf
+func.func @f32_operands_rounded(%d: memref<4x8xf32>, %w: memref<8x3xf32>, %y: memref<4x3xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %p = memref.alloc() : memref<4x3xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<4x3xf32>)
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%d, %w : memref<4x8xf32>, memref<8x3xf32>) outs(%p : memref<4x3xf32>)
+      attrs = {rnn.gemm_weight_layout = 1 : i32} {
+  ^bb0(%a: f32, %v: f32, %c: f32):
+    %m = arith.mulf %a, %v : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : memref<4x3xf32>) outs(%y : memref<4x3xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %p : memref<4x3xf32>
+  return
+}

@@ -46,3 +46,29 @@ func.func @grads16(%g: tensor<?x?x8xbf16>) -> (tensor<8xf32>, tensor<?x?x1xf32>)
   %dr = rnn.sum_to %g : tensor<?x?x8xbf16> -> tensor<?x?x1xf32>
   return %db, %dr : tensor<8xf32>, tensor<?x?x1xf32>
 }
+
+// The previous states rounded for a bf16 weight gradient: the gathering
+// generic rounds what it yields and writes bf16 (one kernel, not a gather
+// in f32 and a cast reading it back). With a second reader of the f32
+// states, the two stay apart.
+// CHECK-LABEL: func.func @rounded_previous_states
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x4xbf16>)
+// CHECK: tensor.extract %arg0
+// CHECK: arith.select
+// CHECK: %[[V:.*]] = arith.select
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[V]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[R]] : bf16
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @read_twice
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?x4xbf16>)
+func.func @rounded_previous_states(%h: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>) -> tensor<?x?x4xbf16> {
+  %hp = rnn.previous_states %h, %h0 : tensor<?x?x4xf32>, tensor<?x4xf32>
+  %r = rnn.cast %hp : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+  return %r : tensor<?x?x4xbf16>
+}
+func.func @read_twice(%h: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>) -> (tensor<?x?x4xbf16>, tensor<?x?x4xf32>) {
+  %hp = rnn.previous_states %h, %h0 : tensor<?x?x4xf32>, tensor<?x4xf32>
+  %r = rnn.cast %hp : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+  return %r, %hp : tensor<?x?x4xbf16>, tensor<?x?x4xf32>
+}

@@ -150,3 +150,68 @@ def test_half_precision_backward_runs(tmp_path, dtype, optimize):
     for (g, _), w in zip(grads, want):
         err = np.linalg.norm(to32(g) - w) / np.linalg.norm(w)
         assert err <= (3e-2 if dtype == "bf16" else 5e-3), f"normwise error {err:.3g}"
+
+
+@pytest.mark.parametrize("example", ["lstm", "lstm_2layer", "gru", "gru_reset_before",
+                                     "lstmp", "layernorm_lstm"])
+def test_backward_with_bf16_matmuls(tmp_path, example):
+    """The derived backward with bf16 matmuls (its gate gradients leave the step in bf16, the
+    bias gradients sum those, the GEMMs of the input and weight gradients store their products
+    rounded, the previous states are rounded where they are gathered) against the f32 model's
+    backward on the same arguments and result gradients: every gradient within bf16's
+    tolerance, normwise. The two-layer LSTM's second layer feeds the first's input gradient
+    GEMM the rounded product of another GEMM."""
+    func, _ = reference.EXAMPLES[example]
+    source = EXAMPLES_DIR / f"{example}.mlir"
+    half = rnn.Model(rnn.compile_mlir(source, tmp_path / "half.so", training=True,
+                                      extra_args=["--matmul-type=bf16"]))
+    full = rnn.Model(rnn.compile_mlir(source, tmp_path / "full.so", training=True))
+    args = make_args(example, 6, 3, seed_of(example, 6, 3))
+    rng = np.random.default_rng(seed_of(example, 6, 3) + 1)
+    results, saved = full.train_forward(func, *args)
+    seeds = [rng.standard_normal(r.shape).astype(np.float32) for r in results]
+    want = full.backward(func, args, results, saved, seeds)
+    got = half.backward(func, args, *half.train_forward(func, *args), seeds)
+    checked = 0
+    for k, (g, w) in enumerate(zip(got, want)):
+        if w is None:
+            continue
+        err = np.linalg.norm(g.astype(np.float64) - w) / np.linalg.norm(w)
+        assert err <= 2e-2, f"{example}: gradient #{k} normwise error {err:.3g}"
+        checked += 1
+    assert checked == sum(w is not None for w in want) > 0
+    half.close()
+    full.close()
+
+
+@pytest.mark.parametrize("example", ["lstm", "lstm_2layer", "gru"])
+def test_bf16_model_backward(tmp_path, example):
+    """A model written in bf16 throughout (its arguments and gradients bf16, its products
+    accumulated in f32), trained: the input and weight gradients are GEMMs that store their
+    products rounded to bf16 (no f32 buffer and cast after them), the two weight gradients of
+    one shape each from a zero fill of their own, and in the two-layer LSTM the second layer's
+    input gradient, rounded, is what the first layer's backward reads. Against the float32
+    model's gradients on the same (rounded) values, normwise."""
+    from test_training_api import run_descriptors
+    func, _ = reference.EXAMPLES[example]
+    source = (EXAMPLES_DIR / f"{example}.mlir").read_text()
+    half = rnn.Model(rnn.compile_mlir(source.replace("f32", "bf16"), tmp_path / "half.so",
+                                      training=True))
+    full = rnn.Model(rnn.compile_mlir(source, tmp_path / "full.so", training=True))
+    stored = [to_bf16_bits(a) for a in make_args(example, 5, 3, seed_of(example, 5, 3))]
+    widened = [from_bf16_bits(v) for v in stored]
+    info = half.training_info(func)
+    outs = run_descriptors(half, info.train_function, [(v, "bf16") for v in stored])
+    n = len(outs) - info.num_saved
+    one = to_bf16_bits(np.ones(1, np.float32))[0]
+    seeds = [(np.full_like(o, one), d) for o, d in outs[:n]]
+    grads = run_descriptors(half, info.backward_function,
+                            [(v, "bf16") for v in stored] + outs + seeds)
+    want = full.backward(func, widened, *full.train_forward(func, *widened),
+                         [np.ones(o.shape, np.float32) for o, _ in outs[:n]])
+    assert len(grads) == len(want)
+    for k, ((g, _), w) in enumerate(zip(grads, want)):
+        err = np.linalg.norm(from_bf16_bits(g) - w) / np.linalg.norm(w)
+        assert err <= 3e-2, f"{example}: gradient #{k} normwise error {err:.3g}"
+    half.close()
+    full.close()

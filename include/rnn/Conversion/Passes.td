@@ -19,7 +19,10 @@ def ConvertRNNToLinalg : Pass<"convert-rnn-to-linalg", "::mlir::ModuleOp"> {
     become `tensor` slices, and `rnn.matmul` becomes a contraction over the
     rows, a `linalg.generic` marked `rnn.gemm_weight_layout` (the library
     GEMM lowering later turns it into a BLAS or cuBLAS call; left alone it
-    lowers to loops). The cells are erased.
+    lowers to loops). An `rnn.cast` of the result of an elementwise generic
+    that nothing else reads (a backward's previous states, rounded for a
+    16-bit weight gradient) becomes that generic yielding the cast: one
+    kernel writes the narrow type. The cells are erased.
 
     The result is prepared for in-place bufferization: a state that the
     cell also outputs lives in its output sequence (one extra row holds the

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -191,10 +192,18 @@ struct RoundedStore {
   Value target;
   memref::AllocOp alloc;
   memref::DeallocOp dealloc;
+  /// The target's allocation, where it comes after the contraction: moved
+  /// before it when the rewrite happens.
+  memref::AllocOp moveTarget;
 
   /// `target` in the product's shape: the product's buffer where the GEMM
   /// writes.
   Value targetInProductShape(OpBuilder &builder, Location loc) {
+    if (moveTarget) {
+      moveTarget->moveBefore(builder.getInsertionBlock(),
+                             builder.getInsertionPoint());
+      moveTarget = memref::AllocOp();
+    }
     if (!collapse)
       return target;
     auto productType = cast<MemRefType>(alloc.getType());
@@ -263,14 +272,41 @@ findRoundedStore(linalg::GenericOp contraction, linalg::FillOp fill) {
     return std::nullopt;
   store.target = castOp.getDpsInits()[0];
   auto targetType = cast<MemRefType>(store.target.getType());
-  if (dtypeCode(targetType.getElementType()) < 0 ||
+  // The runtimes store a product in its operands' 16-bit type only (f32
+  // operands rounded to bf16 stay a GEMM and a cast).
+  Type operandElement =
+      cast<MemRefType>(contraction.getDpsInputs()[0].getType())
+          .getElementType();
+  if (targetType.getElementType() != operandElement ||
+      !operandElement.isIntOrFloat() ||
+      operandElement.getIntOrFloatBitWidth() != 16 ||
       !hasUnitInnerStride(targetType) ||
       targetType.getRank() != cast<MemRefType>(read.getType()).getRank() ||
       (store.collapse && !targetType.getLayout().isIdentity()))
     return std::nullopt;
+  // The GEMM must not write what it reads (a state updated as the rounded
+  // product of itself).
+  Value targetRoot = rnn::rootBuffer(store.target);
+  for (Value input : contraction.getDpsInputs())
+    if (rnn::rootBuffer(input) == targetRoot)
+      return std::nullopt;
+  // The target must exist where the contraction is: an allocation placed
+  // between the two (the usual order after bufferization) moves up when
+  // its sizes are known there.
+  if (Operation *def = store.target.getDefiningOp()) {
+    DominanceInfo dominance(contraction->getParentOp());
+    if (!dominance.properlyDominates(def, contraction)) {
+      auto alloc = dyn_cast<memref::AllocOp>(def);
+      if (!alloc || alloc->getBlock() != contraction->getBlock() ||
+          !llvm::all_of(alloc->getOperands(), [&](Value size) {
+            return dominance.properlyDominates(size, contraction);
+          }))
+        return std::nullopt;
+      store.moveTarget = alloc;
+    }
+  }
   // Between the two, nothing may touch the target's buffer: the GEMM writes
   // it where the contraction was.
-  Value targetRoot = rnn::rootBuffer(store.target);
   for (Operation *op = contraction->getNextNode(); op != castOp.getOperation();
        op = op->getNextNode()) {
     WalkResult touched = op->walk([&](Operation *nested) {

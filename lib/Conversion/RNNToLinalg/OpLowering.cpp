@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -429,8 +430,47 @@ static Value lowerPreviousStates(OpBuilder &b, PreviousStatesOp op) {
       .getResult(0);
 }
 
+/// A cast of the result of an elementwise generic that nothing else reads
+/// (a backward's previous states, rounded for a bf16 weight gradient): the
+/// producer again, casting what it yields, so that one kernel writes the
+/// cast type instead of one writing f32 and another reading it back. Null
+/// where the producer does not qualify (a reduction, an init it reads,
+/// other readers).
+static Value castInProducer(OpBuilder &b, CastOp castOp) {
+  auto producer = castOp.getInput().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1 ||
+      producer.getNumReductionLoops() != 0 ||
+      !producer.hasPureTensorSemantics())
+    return {};
+  OpOperand *init = producer.getDpsInitOperand(0);
+  auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
+  if (!empty || producer.payloadUsesValueFromOperand(init))
+    return {};
+  Location loc = castOp.getLoc();
+  RankedTensorType type = castOp.getType();
+  Type element = type.getElementType();
+  Value out = tensor::EmptyOp::create(b, loc, type, empty.getDynamicSizes());
+  auto fused = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, producer.getDpsInputs(), ValueRange{out},
+      producer.getIndexingMapsArray(), producer.getIteratorTypesArray());
+  fused->setDiscardableAttrs(producer->getDiscardableAttrDictionary());
+  IRMapping mapping;
+  producer.getRegion().cloneInto(&fused.getRegion(), mapping);
+  Block &body = fused.getRegion().front();
+  body.getArgument(body.getNumArguments() - 1).setType(element);
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  OpBuilder nb(yield);
+  Value rounded = buildScalarElementwise(
+      nb, loc, castOp, ValueRange{yield.getOperand(0)}, element);
+  yield->setOperand(0, rounded);
+  return fused.getResult(0);
+}
+
 FailureOr<SmallVector<Value>> lowerOp(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
+  if (auto castOp = dyn_cast<CastOp>(op))
+    if (Value fused = castInProducer(b, castOp))
+      return SmallVector<Value>{fused};
   if (isElementwise(op)) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Type element = resultType.getElementType();

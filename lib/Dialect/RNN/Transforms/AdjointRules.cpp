@@ -392,7 +392,8 @@ LogicalResult AdjointBuilder::apply(Operation *op) {
     return success();
   }
   if (isa<SumToOp>(op)) {
-    accumulate(x, add(zerosLike(p(x)), g0));
+    // A 16-bit input summed in f32 gets its gradient in its own type.
+    accumulate(x, add(zerosLike(p(x)), castTo(g0, elementOf(x))));
     return success();
   }
   if (isa<PointwiseOp>(op))

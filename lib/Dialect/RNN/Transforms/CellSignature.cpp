@@ -177,11 +177,20 @@ void CellSignatureEditor::commit() {
           if (value.getDefiningOp() == app.op)
             value =
                 replacement->getResult(cast<OpResult>(value).getResultNumber());
-    // A narrowed output's readers were casts to its new type: they go.
+    // A narrowed output's readers were casts to its new type: they go,
+    // also from the operands recorded for later applications (a step that
+    // feeds the next).
     for (auto [index, element] : narrowed)
       for (Operation *user :
            llvm::make_early_inc_range(app.op->getResult(index).getUsers())) {
-        user->getResult(0).replaceAllUsesWith(replacement->getResult(index));
+        Value cast = user->getResult(0), narrow = replacement->getResult(index);
+        for (Application &other : operands)
+          for (SmallVector<Value> *group :
+               {&other.inputs, &other.states, &other.params})
+            for (Value &value : *group)
+              if (value == cast)
+                value = narrow;
+        cast.replaceAllUsesWith(narrow);
         user->erase();
       }
     app.op->replaceAllUsesWith(

@@ -491,6 +491,13 @@ Type roundedForAllProducts(Value gradient) {
     if ((!element.isBF16() && !element.isF16()) ||
         (rounded && rounded != element))
       return {};
+    // The rounded values must be what products read (the input and weight
+    // gradients' GEMMs, and the sums this rewrite made), not a 16-bit
+    // result of their own.
+    if (!llvm::all_of(cast->getUsers(), [](Operation *reader) {
+          return isa<MatmulOp, OuterSumOp, SumToOp>(reader);
+        }))
+      return {};
     rounded = element;
   }
   return summed ? rounded : Type();

@@ -150,3 +150,56 @@ func.func @sel_seq(%x: tensor<?x?x4xf32>, %h0: tensor<1x?x4xf32>, %U: tensor<4x4
   %y = rnn.reshape %ys : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
   return %y : tensor<?x1x?x4xf32>
 }
+
+// -----
+
+// A bf16 model's projection: the gate gradients reach the input and weight
+// gradients' GEMMs only in bf16, so the bias gradient sums those bf16
+// values (in f32).
+// CHECK-LABEL: func.func @projected_backward
+// CHECK: %[[G16:.*]] = rnn.cast %{{.*}} : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+// CHECK: rnn.sum_to %[[G16]] : tensor<?x?x4xbf16> -> tensor<4xf32>
+// CHECK-NOT: rnn.sum_to %{{.*}} : tensor<?x?x4xf32>
+rnn.cell @projected_step inputs(%p: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %y = rnn.tanh %p : tensor<?x4xf32>
+  %s = rnn.add %y, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%s : tensor<?x4xf32>) states(%s : tensor<?x4xf32>)
+}
+func.func @projected(%x: tensor<?x?x3xbf16>, %W: tensor<4x3xbf16>, %b: tensor<4xf32>, %h0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %p = rnn.matmul %x, %W : tensor<?x?x3xbf16>, tensor<4x3xbf16> -> tensor<?x?x4xf32>
+  %pb = rnn.add %p, %b : tensor<?x?x4xf32>, tensor<4xf32>
+  %ys, %hT = rnn.scan @projected_step inputs(%pb : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %hT : tensor<?x4xf32>
+}
+
+// -----
+
+// No product reads the rounded gradient (only the bf16 input's own
+// gradient is rounded): the f32 bias keeps the f32 sum.
+// CHECK-LABEL: func.func @unprojected_backward
+// CHECK: rnn.sum_to %{{.*}} : tensor<?x?x4xf32> -> tensor<4xf32>
+rnn.cell @unprojected_step inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %y = rnn.add %x, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%y : tensor<?x4xf32>) states(%y : tensor<?x4xf32>)
+}
+func.func @unprojected(%x: tensor<?x?x4xbf16>, %b: tensor<4xf32>, %h0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xe = rnn.cast %x : tensor<?x?x4xbf16> to tensor<?x?x4xf32>
+  %xb = rnn.add %xe, %b : tensor<?x?x4xf32>, tensor<4xf32>
+  %ys, %hT = rnn.scan @unprojected_step inputs(%xb : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  return %hT : tensor<?x4xf32>
+}
+
+// -----
+
+// A sum of a bf16 tensor in f32 (the bias gradient's op, in a function
+// that is differentiated again): its input's gradient is the result's,
+// rounded back to bf16 and spread over the summed rows.
+// CHECK-LABEL: func.func @widened_sum_backward
+// CHECK: %[[G:.*]] = rnn.cast %{{.*}} : tensor<4xf32> to tensor<4xbf16>
+// CHECK: rnn.add %{{.*}}, %[[G]] : tensor<?x4xbf16>, tensor<4xbf16>
+func.func @widened_sum(%x: tensor<?x4xbf16>) -> tensor<4xf32> {
+  %s = rnn.sum_to %x : tensor<?x4xbf16> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

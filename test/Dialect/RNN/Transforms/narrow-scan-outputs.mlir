@@ -111,3 +111,70 @@ func.func @run(%xs: tensor<?x?x4xf32>, %x: tensor<?x4xf32>, %h0: tensor<?x4xf32>
   %c16 = rnn.cast %c : tensor<?x4xf32> to tensor<?x4xbf16>
   return %a16, %b16, %c16 : tensor<?x?x4xbf16>, tensor<?x?x4xbf16>, tensor<?x4xbf16>
 }
+
+// -----
+
+// One cell applied twice in a chain, the first scan's output (cast) the
+// second's input: both applications change, the second reads the first's
+// bf16 sequence directly.
+// CHECK-LABEL: rnn.cell @chained
+// CHECK-SAME: -> (tensor<?x4xbf16>)
+// CHECK-LABEL: func.func @stack
+// CHECK: %[[A:[^,]*]], %{{.*}} = rnn.scan @chained inputs(%arg0 : tensor<?x?x4xbf16>) {{.*}} -> outputs(tensor<?x?x4xbf16>)
+// CHECK-NOT: rnn.cast
+// CHECK: %[[B:[^,]*]], %{{.*}} = rnn.scan @chained inputs(%[[A]] : tensor<?x?x4xbf16>) {{.*}} -> outputs(tensor<?x?x4xbf16>)
+// CHECK-NEXT: return %[[B]]
+rnn.cell @chained inputs(%x: tensor<?x4xbf16>) states(%h: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %xe = rnn.cast %x : tensor<?x4xbf16> to tensor<?x4xf32>
+  %y = rnn.add %xe, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%y : tensor<?x4xf32>) states(%y : tensor<?x4xf32>)
+}
+func.func @stack(%xs: tensor<?x?x4xbf16>, %h0: tensor<?x4xf32>) -> tensor<?x?x4xbf16> {
+  %a, %ha = rnn.scan @chained inputs(%xs : tensor<?x?x4xbf16>) init(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  %a16 = rnn.cast %a : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+  %b, %hb = rnn.scan @chained inputs(%a16 : tensor<?x?x4xbf16>) init(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  %b16 = rnn.cast %b : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+  return %b16 : tensor<?x?x4xbf16>
+}
+
+// -----
+
+// Steps of one cell in a chain (a decoder): the same.
+// CHECK-LABEL: func.func @decode
+// CHECK: %[[Y1:[^,]*]], %{{.*}} = rnn.step @stepped inputs(%arg0 : tensor<?x4xbf16>) {{.*}} -> outputs(tensor<?x4xbf16>)
+// CHECK-NEXT: %[[Y2:[^,]*]], %{{.*}} = rnn.step @stepped inputs(%[[Y1]] : tensor<?x4xbf16>)
+// CHECK-NEXT: return %[[Y2]]
+rnn.cell @stepped inputs(%x: tensor<?x4xbf16>) states(%h: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %xe = rnn.cast %x : tensor<?x4xbf16> to tensor<?x4xf32>
+  %y = rnn.add %xe, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%y : tensor<?x4xf32>) states(%y : tensor<?x4xf32>)
+}
+func.func @decode(%x: tensor<?x4xbf16>, %h0: tensor<?x4xf32>) -> tensor<?x4xbf16> {
+  %y1, %h1 = rnn.step @stepped inputs(%x : tensor<?x4xbf16>) states(%h0 : tensor<?x4xf32>)
+      -> outputs(tensor<?x4xf32>) states(tensor<?x4xf32>)
+  %y1b = rnn.cast %y1 : tensor<?x4xf32> to tensor<?x4xbf16>
+  %y2, %h2 = rnn.step @stepped inputs(%y1b : tensor<?x4xbf16>) states(%h1 : tensor<?x4xf32>)
+      -> outputs(tensor<?x4xf32>) states(tensor<?x4xf32>)
+  %y2b = rnn.cast %y2 : tensor<?x4xf32> to tensor<?x4xbf16>
+  return %y2b : tensor<?x4xbf16>
+}
+
+// -----
+
+// Sequence lengths: the scan keeps them; masked steps yield zeros, which
+// the cast keeps.
+// CHECK-LABEL: func.func @masked
+// CHECK: rnn.scan @with_lengths {{.*}}lengths(%arg2 : tensor<?xi32>) -> outputs(tensor<?x?x4xbf16>)
+// CHECK-NOT: rnn.cast
+rnn.cell @with_lengths inputs(%x: tensor<?x4xf32>) states(%h: tensor<?x4xf32>) -> (tensor<?x4xf32>) {
+  %y = rnn.add %x, %h : tensor<?x4xf32>, tensor<?x4xf32>
+  rnn.yield outputs(%y : tensor<?x4xf32>) states(%y : tensor<?x4xf32>)
+}
+func.func @masked(%xs: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>, %len: tensor<?xi32>) -> tensor<?x?x4xbf16> {
+  %ys, %hT = rnn.scan @with_lengths inputs(%xs : tensor<?x?x4xf32>) init(%h0 : tensor<?x4xf32>)
+      lengths(%len : tensor<?xi32>) -> outputs(tensor<?x?x4xf32>) states(tensor<?x4xf32>)
+  %c = rnn.cast %ys : tensor<?x?x4xf32> to tensor<?x?x4xbf16>
+  return %c : tensor<?x?x4xbf16>
+}

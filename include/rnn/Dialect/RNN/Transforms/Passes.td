@@ -285,6 +285,14 @@ def Differentiate : Pass<"rnn-differentiate", "::mlir::ModuleOp"> {
     holds an `rnn.pointwise`, or any op without an adjoint rule, gets a
     diagnostic naming the op.
 
+    In a backward, a gradient that products read only rounded to 16 bits
+    (the gate gradients of a bf16 model, read by the GEMMs of its input and
+    weight gradients) and that an f32 `rnn.sum_to` reads (its bias
+    gradient) is summed rounded too, in f32, as PyTorch's autocast sums a
+    Linear's bias gradient from the 16-bit gradient its GEMMs read: the bias
+    is a weight whose input is 1. Then nothing reads the f32 gradient but
+    casts, and `rnn-narrow-scan-outputs` stores it in 16 bits.
+
     `save=gates` (the default) saves, per step, the sum that every matmul
     feeds (the LSTM's pre-activation gates), so the backward runs no matmul
     of the forward again; `save=states` saves only the states and recomputes
