@@ -315,11 +315,41 @@ public:
            << describeHeadwiseGemms(
                   headwise.getNumHeads() == 1 ? 0 : headwise.getGates())
            << " " << describeHeadwise(headwise) << ": " << why << "\n";
+      else if (std::string folded = foldedCast(op); !folded.empty())
+        os << "  " << where << ": no kernel for rnn.cast -> ["
+           << shapeOf(op.getResult(0).getType()) << "]: " << folded << "\n";
       else
         os << "  " << where << ": kernel " << op.getName() << " -> ["
            << (op.getNumResults() ? shapeOf(op.getResult(0).getType()) : "")
            << "]: " << why << "\n";
     }
+  }
+
+  /// Why a cast outside the loops runs as no kernel of its own, or empty:
+  /// the GEMM that computes its only input from operands of the cast's type
+  /// stores the product rounded (convert-matmul-to-library-gemm), and the
+  /// previous states are rounded where they are gathered
+  /// (convert-rnn-to-linalg).
+  static std::string foldedCast(Operation &op) {
+    auto rounding = dyn_cast<CastOp>(op);
+    if (!rounding || !rounding.getInput().hasOneUse())
+      return "";
+    Operation *producer = rounding.getInput().getDefiningOp();
+    Type element = rounding.getType().getElementType();
+    auto operandsOfType = [&](Value lhs) {
+      return cast<RankedTensorType>(lhs.getType()).getElementType() ==
+                 element &&
+             element.getIntOrFloatBitWidth() == 16;
+    };
+    if (auto matmul = dyn_cast_or_null<MatmulOp>(producer);
+        matmul && !matmul.getAcc() && operandsOfType(matmul.getLhs()))
+      return "the GEMM before it stores its product rounded";
+    if (auto outer = dyn_cast_or_null<OuterSumOp>(producer);
+        outer && operandsOfType(outer.getLhs()))
+      return "the GEMM before it stores its product rounded";
+    if (isa_and_nonnull<PreviousStatesOp>(producer))
+      return "rounded where rnn.previous_states gathers them";
+    return "";
   }
 
 private:
