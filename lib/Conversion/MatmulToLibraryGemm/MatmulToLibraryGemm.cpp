@@ -173,11 +173,6 @@ static func::FuncOp declareCallee(ModuleOp module, StringRef name,
 constexpr int64_t kPartialsMinK = 1024, kPartialsMaxN = 2048;
 constexpr int64_t kPartialsMinRows = 16, kPartialsMaxBytes = 16 << 20;
 
-/// A product to split: the contraction, the zero fill before it, the
-/// elementwise generic that reads its result (the inputs `consumerInputs`:
-/// the result itself or windows of it, such as the gates of concatenated
-/// matmuls), the result's allocation and deallocation, and the number of
-/// slices.
 /// A product that is stored in f32 only to be rounded: `rounding`, the one op
 /// besides the product's fill, its contraction and its deallocation that
 /// reads the product's buffer (directly or through `collapse`, a reshape
@@ -196,9 +191,9 @@ struct RoundedStore {
   /// before it when the rewrite happens.
   memref::AllocOp moveTarget;
 
-  /// `target` in the product's shape: the product's buffer where the GEMM
-  /// writes.
-  Value targetInProductShape(OpBuilder &builder, Location loc) {
+  /// Where the GEMM writes, at `builder`: the target in the product's
+  /// shape, its allocation moved there first where it came after.
+  Value prepareTarget(OpBuilder &builder, Location loc) {
     if (moveTarget) {
       moveTarget->moveBefore(builder.getInsertionBlock(),
                              builder.getInsertionPoint());
@@ -334,6 +329,11 @@ static void eraseRounding(RoundedStore &rounded) {
   }
 }
 
+/// A product to split: the contraction, the zero fill before it, the
+/// elementwise generic that reads its result (the inputs `consumerInputs`:
+/// the result itself or windows of it, such as the gates of concatenated
+/// matmuls), the result's allocation and deallocation, and the number of
+/// slices.
 struct PartialsPlan {
   linalg::GenericOp contraction, consumer;
   linalg::FillOp fill;
@@ -742,7 +742,7 @@ static bool convertHeadwiseProduct(linalg::GenericOp generic,
   if (form == rnn::kHeadwiseOuterSum && gates == 1)
     rounded = findRoundedStore(generic, fill);
   if (rounded) {
-    out = rounded->targetInProductShape(builder, loc);
+    out = rounded->prepareTarget(builder, loc);
     outType = cast<MemRefType>(out.getType());
     ++roundedStores;
   }
@@ -964,7 +964,7 @@ struct ConvertMatmulToLibraryGemmPass
       OpBuilder builder(contraction);
       Location loc = contraction.getLoc();
       if (rounded) {
-        c = rounded->targetInProductShape(builder, loc);
+        c = rounded->prepareTarget(builder, loc);
         cType = cast<MemRefType>(c.getType());
         cCode = dtypeCode(cType.getElementType());
         ++numRoundedStores;

@@ -170,26 +170,26 @@ void CellSignatureEditor::commit() {
     replacement->setDiscardableAttrs(app.op->getDiscardableAttrDictionary());
     // An application may feed another one (a step after a scan): operands
     // recorded for the others must follow the replacement.
-    for (Application &other : operands)
-      for (SmallVector<Value> *group :
-           {&other.inputs, &other.states, &other.params})
-        for (Value &value : *group)
-          if (value.getDefiningOp() == app.op)
-            value =
-                replacement->getResult(cast<OpResult>(value).getResultNumber());
-    // A narrowed output's readers were casts to its new type: they go,
-    // also from the operands recorded for later applications (a step that
-    // feeds the next).
+    auto remapRecorded = [&](function_ref<Value(Value)> replace) {
+      for (Application &other : operands)
+        for (SmallVector<Value> *group :
+             {&other.inputs, &other.states, &other.params})
+          for (Value &value : *group)
+            if (Value replaced = replace(value))
+              value = replaced;
+    };
+    remapRecorded([&](Value value) -> Value {
+      if (value.getDefiningOp() != app.op)
+        return {};
+      return replacement->getResult(cast<OpResult>(value).getResultNumber());
+    });
+    // A narrowed output's readers were casts to its new type: they go.
     for (auto [index, element] : narrowed)
       for (Operation *user :
            llvm::make_early_inc_range(app.op->getResult(index).getUsers())) {
         Value cast = user->getResult(0), narrow = replacement->getResult(index);
-        for (Application &other : operands)
-          for (SmallVector<Value> *group :
-               {&other.inputs, &other.states, &other.params})
-            for (Value &value : *group)
-              if (value == cast)
-                value = narrow;
+        remapRecorded(
+            [&](Value value) { return value == cast ? narrow : Value(); });
         cast.replaceAllUsesWith(narrow);
         user->erase();
       }

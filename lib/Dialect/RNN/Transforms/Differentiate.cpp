@@ -468,39 +468,32 @@ LogicalResult FunctionDifferentiator::run(func::FuncOp func) {
   return success();
 }
 
-/// The 16-bit type that every user of `gradient` other than an f32 sum_to
-/// casts it to, where there is one such cast and one such sum; null
-/// otherwise.
-Type roundedForAllProducts(Value gradient) {
+/// The cast that rounds `gradient` to 16 bits for every product that reads
+/// it, where all its other users are f32 sums; null otherwise.
+CastOp roundedForAllProducts(Value gradient) {
   auto type = dyn_cast<RankedTensorType>(gradient.getType());
   if (!type || !type.getElementType().isF32())
     return {};
-  Type rounded;
-  bool summed = false;
+  CastOp rounded;
   for (Operation *user : gradient.getUsers()) {
     if (auto sum = dyn_cast<SumToOp>(user)) {
-      summed |= sum.getType().getElementType().isF32();
       if (!sum.getType().getElementType().isF32())
         return {};
       continue;
     }
     auto cast = dyn_cast<CastOp>(user);
-    if (!cast)
-      return {};
-    Type element = cast.getType().getElementType();
-    if ((!element.isBF16() && !element.isF16()) ||
-        (rounded && rounded != element))
-      return {};
-    // The rounded values must be what products read (the input and weight
-    // gradients' GEMMs, and the sums this rewrite made), not a 16-bit
-    // result of their own.
-    if (!llvm::all_of(cast->getUsers(), [](Operation *reader) {
+    Type element = cast ? cast.getType().getElementType() : Type();
+    // One rounding (CSE merged the adjoint's), read by products alone (the
+    // input and weight gradients' GEMMs, and the sums this rewrite made),
+    // not a 16-bit result of its own.
+    if (!cast || rounded || (!element.isBF16() && !element.isF16()) ||
+        !llvm::all_of(cast->getUsers(), [](Operation *reader) {
           return isa<MatmulOp, OuterSumOp, SumToOp>(reader);
         }))
       return {};
-    rounded = element;
+    rounded = cast;
   }
-  return summed ? rounded : Type();
+  return rounded;
 }
 
 /// A gradient that every product of the backward reads rounded to 16 bits
@@ -514,22 +507,15 @@ void sumRoundedGradients(func::FuncOp backward) {
   SmallVector<SumToOp> sums;
   backward.walk([&](SumToOp sum) { sums.push_back(sum); });
   for (SumToOp sum : sums) {
-    Value gradient = sum.getInput();
-    Type rounded = roundedForAllProducts(gradient);
-    if (!rounded)
+    CastOp rounded = roundedForAllProducts(sum.getInput());
+    if (!rounded || rounded->getBlock() != sum->getBlock())
       continue;
-    auto cast = *llvm::find_if(
-        gradient.getUsers(), [](Operation *user) { return isa<CastOp>(user); });
-    Value narrow = cast->getResult(0);
-    if (narrow.getParentBlock() != sum->getBlock() ||
-        !cast->isBeforeInBlock(sum)) {
-      OpBuilder builder(sum);
-      narrow = CastOp::create(builder, sum.getLoc(),
-                              cast->getResult(0).getType(), gradient);
-    }
+    // The sum reads the rounding, which it may come before.
+    if (sum->isBeforeInBlock(rounded))
+      rounded->moveBefore(sum);
     OpBuilder builder(sum);
     sum.replaceAllUsesWith(
-        SumToOp::create(builder, sum.getLoc(), sum.getType(), narrow)
+        SumToOp::create(builder, sum.getLoc(), sum.getType(), rounded)
             .getResult());
     sum.erase();
   }
