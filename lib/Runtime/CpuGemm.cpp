@@ -407,10 +407,11 @@ extern "C" void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
                                       int64_t m, int64_t n, int64_t k,
                                       int64_t a, int64_t lda, int64_t b,
                                       int64_t ldb, int64_t c, int64_t ldc) {
-  if (slices < 1 || k < 0 || k % slices != 0 || b_layout != RNN_GEMM_B_NK) {
+  if (slices < 1 || k < 0 || k % slices != 0 ||
+      (b_layout != RNN_GEMM_B_NK && b_layout != RNN_GEMM_B_KN)) {
     recordFailure(RNN_ERROR_UNSUPPORTED,
                   "rnn_cpu_gemm_partials: %lld slices of k=%lld with "
-                  "b_layout %d (want slices dividing k and layout 0)",
+                  "b_layout %d (want slices dividing k and layout 0 or 1)",
                   static_cast<long long>(slices), static_cast<long long>(k),
                   b_layout);
     return;
@@ -418,8 +419,11 @@ extern "C" void rnn_cpu_gemm_partials(int32_t ab_dtype, int32_t c_dtype,
   int64_t slice = k / slices;
   int64_t abBytes = rnn::runtime::dtypeBytes(ab_dtype);
   int64_t cBytes = rnn::runtime::dtypeBytes(c_dtype);
+  // Slice s reads K columns s·slice.. of A and, of B, the same columns
+  // (n x k) or rows (k x n).
+  int64_t bSliceStride = b_layout == RNN_GEMM_B_KN ? slice * ldb : slice;
   for (int64_t s = 0; s < slices; ++s)
     rnn_cpu_gemm(ab_dtype, c_dtype, b_layout, m, n, slice,
-                 a + s * slice * abBytes, lda, b + s * slice * abBytes, ldb,
-                 c + s * m * ldc * cBytes, ldc);
+                 a + s * slice * abBytes, lda, b + s * bSliceStride * abBytes,
+                 ldb, c + s * m * ldc * cBytes, ldc);
 }

@@ -360,3 +360,227 @@ func.func @pure_ops_between(%h: memref<?x1024xf32>, %u: memref<1024x1024xf32>, %
   memref.dealloc %prod : memref<?x1024xf32>
   return
 }
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Across the loop's back edge: a backward's recurrent product dG·U (U stored
+// [K, N], K = 4096, N = 1024, bf16) ends the body and overwrites %dh, which
+// the next step's kernel reads first. The partials buffer is made before the
+// loop, zeros with the first slice a copy of %dh (what the first step reads);
+// in the body the kernel sums the 8 slices and the call writes them (flags:
+// layout 1); after the loop the sum goes back into %dh.
+// CHECK-LABEL: func.func @carried
+// CHECK: %[[ROWS:.*]] = memref.dim %[[DH:.*]], %c0_0
+// CHECK: %[[MANY:.*]] = arith.cmpi sge, %[[ROWS]], %c16
+// CHECK: %[[WORTH:.*]] = arith.andi %[[MANY]], %{{.*}} : i1
+// CHECK: %[[COUNT:.*]] = arith.select %[[WORTH]], %c8, %c0
+// CHECK: %[[P:.*]] = memref.alloc(%[[COUNT]], %[[ROWS]]) {alignment = 64 : i64} : memref<?x?x1024xf32>
+// CHECK: scf.if %[[WORTH]] {
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.0
+// CHECK-NEXT: linalg.fill ins(%[[ZERO]] : f32) outs(%[[P]] :
+// CHECK-NEXT: %[[FIRST:.*]] = memref.subview %[[P]][0, 0, 0] [1, %[[ROWS]], 1024]
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[DH]] : memref<?x1024xf32>) outs(%[[FIRST]] :
+// CHECK: scf.for
+// CHECK: scf.if %[[WORTH]] {
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[DY:[^:]*]]: f32, %[[S0:[^:]*]]: f32, %[[S1:[^:]*]]: f32,
+// CHECK-NEXT: arith.addf %[[S0]], %[[S1]]
+// CHECK-COUNT-6: arith.addf
+// CHECK-NEXT: arith.addf %[[DY]],
+// CHECK: } else {
+// CHECK: linalg.generic
+// CHECK: scf.if %[[WORTH]] {
+// CHECK: call @rnn_cuda_gemm_partials(%c2_i32, %c0_i32, %c1_i32, %c8_i64, %{{.*}}, %c1024_i64, %c4096_i64,
+// CHECK: } else {
+// CHECK-NOT: linalg.fill
+// CHECK: call @rnn_cuda_gemm(
+// CHECK: scf.if %[[WORTH]] {
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}}) outs(%[[DH]] : memref<?x1024xf32>)
+// CHECK-COUNT-7: arith.addf
+// CHECK: memref.dealloc %[[P]]
+// OFF-LABEL: func.func @carried
+// OFF-NOT: rnn_cuda_gemm_partials
+func.func @carried(%dg: memref<?x?x4096xbf16>, %u: memref<4096x1024xbf16>, %dys: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %dy = memref.subview %dys[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xbf16> to memref<?x4096xbf16, strided<[4096, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x4096xbf16, strided<[4096, 1], offset: ?>> to memref<?x1024xbf16, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dy, %dh : memref<?x1024xf32, strided<[1024, 1], offset: ?>>, memref<?x1024xf32>) outs(%g0 : memref<?x1024xbf16, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%y: f32, %r: f32, %o: bf16):
+      %s = arith.addf %y, %r : f32
+      %b = arith.truncf %s : f32 to bf16
+      linalg.yield %b : bf16
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xbf16, strided<[4096, 1], offset: ?>>, memref<4096x1024xbf16>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: bf16, %w: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %wf = arith.extf %w : bf16 to f32
+      %m = arith.mulf %xf, %wf : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// The product adds onto what the step's kernel wrote into %dh (a GRU's direct
+// path, then + dG·U; no fill): the partials start as zeros, the kernel reads
+// %dh plus the 8 f32 slices (and still overwrites %dh), and after the loop
+// %dh gets the slices added.
+// CHECK-LABEL: func.func @carried_onto_direct_path
+// CHECK: %[[P:.*]] = memref.alloc(%{{.*}}, %[[ROWS:.*]]) {alignment = 64 : i64} : memref<?x?x1024xf32>
+// CHECK: scf.if
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: linalg.fill
+// CHECK-NEXT: }
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[DH:.*]], %{{.*}} :
+// CHECK: ^bb0(%[[Z:[^:]*]]: f32, %[[OLD:[^:]*]]: f32, %[[S0:[^:]*]]: f32,
+// CHECK-NEXT: arith.addf %[[OLD]], %[[S0]]
+// CHECK-COUNT-7: arith.addf
+// CHECK-NEXT: arith.mulf %[[Z]],
+// CHECK: call @rnn_cuda_gemm_partials(%c0_i32, %c0_i32{{.*}}, %c1_i32, %c8_i64,
+// CHECK: } else {
+// CHECK: call @rnn_cuda_gemm(%c0_i32{{.*}}, %c0_i32{{.*}}, %c5_i32,
+// CHECK: linalg.generic {{.*}} ins(%[[DH]], {{.*}}) outs(%[[DH]] : memref<?x1024xf32>)
+// CHECK-COUNT-8: arith.addf
+// CHECK: memref.dealloc %[[P]]
+func.func @carried_onto_direct_path(%dg: memref<?x?x3072xf32>, %u: memref<3072x1024xf32>, %zs: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %z = memref.subview %zs[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 3072] [1, 1, 1] : memref<?x?x3072xf32> to memref<?x3072xf32, strided<[3072, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x3072xf32, strided<[3072, 1], offset: ?>> to memref<?x1024xf32, strided<[3072, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%z, %dh : memref<?x1024xf32, strided<[1024, 1], offset: ?>>, memref<?x1024xf32>) outs(%dh, %g0 : memref<?x1024xf32>, memref<?x1024xf32, strided<[3072, 1], offset: ?>>) {
+    ^bb0(%zv: f32, %r: f32, %o: f32, %o2: f32):
+      %d = arith.mulf %zv, %r : f32
+      linalg.yield %d, %r : f32, f32
+    }
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x3072xf32, strided<[3072, 1], offset: ?>>, memref<3072x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Not split across the back edge: a second reader of %dh in the loop; a
+// product that accumulates over the steps (no fill, and the kernel does not
+// overwrite %dh: every step's product counts, not the last one's); a kernel
+// that writes %dh ahead of a product that overwrites it.
+// CHECK-LABEL: func.func @carried_read_twice
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @carried_sum_over_steps
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @carried_written_then_overwritten
+// CHECK-NOT: rnn_cuda_gemm_partials
+func.func @carried_read_twice(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %o1: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %o = memref.subview %o1[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh : memref<?x1024xf32>) outs(%o : memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%r: f32, %out: f32):
+      linalg.yield %r : f32
+    }
+    memref.copy %dh, %o : memref<?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func @carried_sum_over_steps(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %o1: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %o = memref.subview %o1[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh : memref<?x1024xf32>) outs(%o : memref<?x1024xf32, strided<[1024, 1], offset: ?>>) {
+    ^bb0(%r: f32, %out: f32):
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+func.func @carried_written_then_overwritten(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %o1: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %o = memref.subview %o1[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh : memref<?x1024xf32>) outs(%o, %dh : memref<?x1024xf32, strided<[1024, 1], offset: ?>>, memref<?x1024xf32>) {
+    ^bb0(%r: f32, %out: f32, %out2: f32):
+      linalg.yield %r, %r : f32, f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}

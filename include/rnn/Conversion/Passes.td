@@ -130,6 +130,22 @@ def ConvertMatmulToLibraryGemm
     the plain GEMM and consumer for other batches (the buffer is allocated
     empty then).
 
+    The same split applies across a loop's back edge (a backward's
+    recurrent gradient `dG · U`, whose reader is the next step's adjoint
+    kernel): a product of a `[N, K]` or `[K, N]` weight that ends a loop
+    body, with its dead zero fill, into a buffer defined outside the loop
+    that one all-parallel `linalg.generic` earlier in the body reads through
+    identity maps (and does not write), with no other use in the loop. The
+    partials buffer is made before the loop, its first slice a copy of the
+    buffer (what the first step reads) and the others zeros; the reader sums
+    the slices and the call writes them, each under the `scf.if` on M (here
+    for partials of at most 2 MiB a step); after the loop the sum goes back
+    into the buffer. Where the product adds onto the buffer instead (no
+    fill) and the reader overwrites all of it without reading what it
+    overwrites (a GRU's direct path `dh·z`, then `+ dG·U`), the partials
+    start as zeros, the reader reads the buffer plus the slices, and the
+    slices are added to the buffer after the loop.
+
     With `batched-function` set, each head-wise product that
     convert-rnn-to-linalg left as one generic (marked `rnn.headwise_gemm`)
     becomes one call per gate G

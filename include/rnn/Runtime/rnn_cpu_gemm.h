@@ -56,9 +56,10 @@ void rnn_cpu_gemm(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
                   int64_t b, int64_t ldb, int64_t c, int64_t ldc);
 
 /* The partial products of `slices` consecutive K slices: for s < slices,
- * C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T, with C_s at c + s * m *
- * ldc elements; one rnn_cpu_gemm per slice. B must be n x k
- * (RNN_GEMM_B_NK), k a multiple of `slices` and the accumulate bit clear;
+ * C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T (B n x k, RNN_GEMM_B_NK)
+ * or A[:, s*k/slices ...] * B[s*k/slices ..., :] (B k x n, RNN_GEMM_B_KN),
+ * with C_s at c + s * m * ldc elements; one rnn_cpu_gemm per slice. k must be
+ * a multiple of `slices` and the accumulate bit clear;
  * otherwise the reason is recorded as for rnn_cpu_gemm. What
  * rnn-compile --k-partials=N emits for the CPU (a check of the rewrite that
  * the CUDA backend uses for speed; the kernel that reads the product adds

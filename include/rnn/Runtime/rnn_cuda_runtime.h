@@ -198,13 +198,14 @@ void rnn_cuda_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
 
 /* The partial products of `slices` consecutive K slices on the current
  * stream: for s < slices, C_s = A[:, s*k/slices ...] * B[:, s*k/slices ...]^T
- * with C_s at c + s * m * ldc elements. The arguments are those of
- * rnn_cuda_gemm plus `slices`; B must be n x k, k a multiple of `slices`,
- * and the accumulate bit clear (an error is recorded otherwise). The kernel
+ * (B n x k) or A[:, s*k/slices ...] * B[s*k/slices ..., :] (B k x n,
+ * RNN_GEMM_B_KN) with C_s at c + s * m * ldc elements. The arguments are
+ * those of rnn_cuda_gemm plus `slices`; k must be a multiple of `slices` and
+ * the accumulate bit clear (an error is recorded otherwise). The kernel
  * that reads the product adds the partials
  * (convert-matmul-to-library-gemm{k-partials}).
  *
- * On sm_90 or later, f32 A, B and C with TF32 allowed, a constant B
+ * On sm_90 or later, f32 A, B and C with TF32 allowed, a constant n x k B
  * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
  * values of K (at most 65535 slices), n at most 2^30, 16-byte aligned A and
  * B, lda and ldb multiples of 4 (and at least k), and ldc at least n run

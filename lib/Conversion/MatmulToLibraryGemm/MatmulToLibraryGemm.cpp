@@ -3,6 +3,8 @@
 #include "rnn/Conversion/Passes.h"
 
 #include "../BufferViews.h"
+#include "GemmOperands.h"
+#include "KSplitPartials.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +23,7 @@ namespace rnn {
 } // namespace rnn
 
 using namespace mlir;
+using namespace rnn::gemm;
 
 namespace {
 
@@ -70,31 +73,6 @@ static bool isNeverWritten(BlockArgument argument) {
   return true;
 }
 
-/// The runtime's rnn_dtype code of a float type, or -1.
-static int32_t dtypeCode(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isF64())
-    return 1;
-  if (type.isBF16())
-    return 2;
-  if (type.isF16())
-    return 3;
-  return -1;
-}
-
-/// Whether the rows of a `[..., C]` memref can form one `[M, C]` matrix:
-/// a strided layout with unit inner stride. For rank > 2 the leading
-/// dimensions must also be packed (stride[d] = stride[d+1] * size[d+1]),
-/// which `leadingDimsPacked` checks.
-static bool hasUnitInnerStride(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  return type.getRank() >= 2 && strides.back() == 1;
-}
-
 /// Null when the first `count` dimensions of `memref` are packed rows by
 /// its type (one dimension, or an identity layout); otherwise an i1 that
 /// says whether they are at run time (each stride the next one's times its
@@ -116,42 +94,6 @@ static Value leadingDimsPacked(OpBuilder &b, Location loc, Value memref,
   return packed;
 }
 
-/// The contraction accumulates onto a zero-filled buffer; the GEMM call
-/// overwrites it (beta = 0), so a fill of the same buffer just before, with
-/// nothing in between that touches memory, is dead where the call runs.
-static linalg::FillOp findDeadZeroFill(linalg::GenericOp contraction,
-                                       Value buffer) {
-  for (Operation *op = contraction->getPrevNode(); op; op = op->getPrevNode()) {
-    if (auto fill = dyn_cast<linalg::FillOp>(op))
-      return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer
-                 ? fill
-                 : linalg::FillOp();
-    if (!isMemoryEffectFree(op))
-      return linalg::FillOp();
-  }
-  return linalg::FillOp();
-}
-
-/// The address of a memref's first element as i64, and the distance between
-/// its rows (the row length when rows are packed).
-static std::pair<Value, Value> addressAndRowStride(OpBuilder &builder,
-                                                   Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  Type i64 = builder.getI64Type();
-  auto metadata =
-      memref::ExtractStridedMetadataOp::create(builder, loc, memref);
-  Value aligned =
-      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, memref);
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
-  Value offsetBytes = arith::MulIOp::create(
-      builder, loc, metadata.getOffset(),
-      arith::ConstantIndexOp::create(builder, loc, bytes));
-  Value address = arith::AddIOp::create(builder, loc, aligned, offsetBytes);
-  Value rowStride = metadata.getStrides()[type.getRank() - 2];
-  return {arith::IndexCastOp::create(builder, loc, i64, address),
-          arith::IndexCastOp::create(builder, loc, i64, rowStride)};
-}
-
 /// The private declaration of `name` with `argTypes` and no results.
 static func::FuncOp declareCallee(ModuleOp module, StringRef name,
                                   ArrayRef<Type> argTypes) {
@@ -165,13 +107,8 @@ static func::FuncOp declareCallee(ModuleOp module, StringRef name,
 }
 
 //===----------------------------------------------------------------------===//
-// Recurrent products split into K-slice partials for their consumer
+// Products stored rounded by the call
 //===----------------------------------------------------------------------===//
-
-/// Limits of the K-split (Passes.td): products worth splitting, and batches
-/// whose partials stay cheap.
-constexpr int64_t kPartialsMinK = 1024, kPartialsMaxN = 2048;
-constexpr int64_t kPartialsMinRows = 16, kPartialsMaxBytes = 16 << 20;
 
 /// A product that is stored in f32 only to be rounded: `rounding`, the one op
 /// besides the product's fill, its contraction and its deallocation that
@@ -327,300 +264,6 @@ static void eraseRounding(RoundedStore &rounded) {
     rounded.dealloc.erase();
     rounded.alloc.erase();
   }
-}
-
-/// A product to split: the contraction, the zero fill before it, the
-/// elementwise generic that reads its result (the inputs `consumerInputs`:
-/// the result itself or windows of it, such as the gates of concatenated
-/// matmuls), the result's allocation and deallocation, and the number of
-/// slices.
-struct PartialsPlan {
-  linalg::GenericOp contraction, consumer;
-  linalg::FillOp fill;
-  memref::AllocOp alloc;
-  memref::DeallocOp dealloc;
-  SmallVector<unsigned> consumerInputs;
-  /// Per consumer input, the window it reads (null: the whole product).
-  SmallVector<memref::SubViewOp> windows;
-  int64_t slices = 0;
-};
-
-/// A window of `product` that only `consumer` reads: a 2-D subview of it in
-/// the same block, before the consumer.
-static memref::SubViewOp consumedWindow(Value view, Value product,
-                                        linalg::GenericOp consumer) {
-  auto window = view.getDefiningOp<memref::SubViewOp>();
-  if (!window || window.getSource() != product ||
-      window.getType().getRank() != 2 ||
-      window->getBlock() != consumer->getBlock() || !window->hasOneUse() ||
-      *window->getUsers().begin() != consumer.getOperation())
-    return memref::SubViewOp();
-  return window;
-}
-
-/// The plan for `contraction`, or nothing when it does not qualify.
-static std::optional<PartialsPlan> planPartials(linalg::GenericOp contraction,
-                                                int64_t kPartials) {
-  if (kPartials < 2 || !contraction.hasPureBufferSemantics())
-    return std::nullopt;
-  auto layout =
-      contraction->getAttrOfType<IntegerAttr>(rnn::kGemmWeightLayoutAttr);
-  if (!layout || layout.getInt() != 0)
-    return std::nullopt;
-  Value a = contraction.getDpsInputs()[0], b = contraction.getDpsInputs()[1];
-  Value c = contraction.getDpsInits()[0];
-  auto aType = cast<MemRefType>(a.getType());
-  auto bType = cast<MemRefType>(b.getType());
-  auto cType = cast<MemRefType>(c.getType());
-  if (aType.getRank() != 2 || bType.getRank() != 2 || cType.getRank() != 2 ||
-      !bType.hasStaticShape() || !cType.getLayout().isIdentity() ||
-      !cType.getElementType().isF32() || !hasUnitInnerStride(aType) ||
-      !hasUnitInnerStride(bType) || dtypeCode(aType.getElementType()) < 0 ||
-      bType.getElementType() != aType.getElementType())
-    return std::nullopt;
-  int64_t n = bType.getDimSize(0), k = bType.getDimSize(1);
-  // Half the slices past N / 2 for 16-bit operands, which cuBLAS runs (its
-  // strided-batched GEMM was faster so); the CUDA runtime's own kernel takes
-  // f32 products at every N with the same slices.
-  bool halve = n > kPartialsMaxN / 2 && !aType.getElementType().isF32();
-  int64_t slices = halve ? std::max<int64_t>(2, kPartials / 2) : kPartials;
-  if (k < kPartialsMinK || n > kPartialsMaxN || k % slices != 0 ||
-      cType.getDimSize(1) != n)
-    return std::nullopt;
-  PartialsPlan plan;
-  plan.contraction = contraction;
-  plan.slices = slices;
-  plan.fill = findDeadZeroFill(contraction, c);
-  plan.alloc = c.getDefiningOp<memref::AllocOp>();
-  if (!plan.fill || !plan.alloc ||
-      !plan.alloc->getParentRegion()->isProperAncestor(
-          contraction->getParentRegion()))
-    return std::nullopt;
-  // The next op that may touch memory reads the product, elementwise.
-  Operation *next = contraction->getNextNode();
-  while (next && isMemoryEffectFree(next))
-    next = next->getNextNode();
-  plan.consumer = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!plan.consumer || !plan.consumer.hasPureBufferSemantics() ||
-      plan.consumer.getNumLoops() != 2 ||
-      plan.consumer.getNumParallelLoops() != 2)
-    return std::nullopt;
-  for (OpOperand *input : plan.consumer.getDpsInputOperands()) {
-    memref::SubViewOp window = consumedWindow(input->get(), c, plan.consumer);
-    if (input->get() != c && !window)
-      continue;
-    if (!plan.consumer.getMatchingIndexingMap(input).isIdentity())
-      return std::nullopt;
-    plan.consumerInputs.push_back(input->getOperandNumber());
-    plan.windows.push_back(window);
-  }
-  // The consumer may write into the product (or a window of it), but not
-  // read what it overwrites: that value is never computed with partials.
-  bool consumerWrites = false;
-  for (OpOperand &init : plan.consumer.getDpsInitsMutable()) {
-    bool intoProduct = init.get() == c;
-    if (!intoProduct && !consumedWindow(init.get(), c, plan.consumer))
-      continue;
-    if (plan.consumer.payloadUsesValueFromOperand(&init))
-      return std::nullopt;
-    if (intoProduct) {
-      if (!plan.consumer.getMatchingIndexingMap(&init).isIdentity())
-        return std::nullopt;
-      consumerWrites = true;
-    }
-  }
-  if (plan.consumerInputs.empty())
-    return std::nullopt;
-  // Nothing else may see the product: the result is used by the fill, the
-  // contraction, the consumer and, after the consumer in the same block,
-  // ops that read what the consumer wrote into it or come after a fill of
-  // it; besides, only its deallocation.
-  Block *block = contraction->getBlock();
-  for (Operation *user : c.getUsers()) {
-    if (user == plan.fill || user == contraction || user == plan.consumer)
-      continue;
-    if (auto window = dyn_cast<memref::SubViewOp>(user))
-      if (consumedWindow(window, c, plan.consumer))
-        continue;
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-      if (plan.dealloc || dealloc->getBlock() != plan.alloc->getBlock())
-        return std::nullopt;
-      plan.dealloc = dealloc;
-      continue;
-    }
-    if (user->getBlock() != block || !plan.consumer->isBeforeInBlock(user))
-      return std::nullopt;
-  }
-  if (!consumerWrites)
-    for (Operation *op = plan.consumer->getNextNode(); op;
-         op = op->getNextNode()) {
-      if (!llvm::is_contained(op->getOperands(), c))
-        continue;
-      auto refill = dyn_cast<linalg::FillOp>(op);
-      if (!refill || refill.getDpsInits()[0] != c)
-        return std::nullopt;
-      break;
-    }
-  if (!plan.dealloc)
-    return std::nullopt;
-  return plan;
-}
-
-/// Whether a batch of `rows` takes the partials: an i1 computed at `builder`.
-static Value partialsWorthIt(OpBuilder &builder, Location loc, Value rows,
-                             int64_t slices, int64_t n) {
-  auto constant = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(builder, loc, v);
-  };
-  Value enough = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
-                                       rows, constant(kPartialsMinRows));
-  Value bytes =
-      arith::MulIOp::create(builder, loc, rows, constant(slices * n * 4));
-  Value small = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
-                                      bytes, constant(kPartialsMaxBytes));
-  return arith::AndIOp::create(builder, loc, enough, small);
-}
-
-/// The consumer again, reading the sum of the partials `[slices, M, N]`
-/// where it read the product (or the same window of each partial where it
-/// read a window of the product).
-static void createSummingConsumer(OpBuilder &builder, PartialsPlan plan,
-                                  Value partials) {
-  linalg::GenericOp consumer = plan.consumer;
-  Location loc = consumer.getLoc();
-  Value product = plan.contraction.getDpsInits()[0];
-  Value rows = memref::DimOp::create(builder, loc, product, 0);
-  int64_t n = cast<MemRefType>(product.getType()).getDimSize(1);
-  SmallVector<Value> sliceViews;
-  for (int64_t s = 0; s < plan.slices; ++s) {
-    SmallVector<OpFoldResult> offsets{builder.getIndexAttr(s),
-                                      builder.getIndexAttr(0),
-                                      builder.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{builder.getIndexAttr(1), rows,
-                                    builder.getIndexAttr(n)};
-    SmallVector<OpFoldResult> strides(3, builder.getIndexAttr(1));
-    auto viewType = memref::SubViewOp::inferRankReducedResultType(
-        {ShapedType::kDynamic, n}, cast<MemRefType>(partials.getType()),
-        offsets, sizes, strides);
-    sliceViews.push_back(
-        memref::SubViewOp::create(builder, loc, cast<MemRefType>(viewType),
-                                  partials, offsets, sizes, strides));
-  }
-  SmallVector<Value> inputs(consumer.getDpsInputs());
-  SmallVector<AffineMap> maps = consumer.getIndexingMapsArray();
-  // The partials of each input that read the product, inserted after it:
-  // from the last such input to the first, so the earlier positions hold.
-  SmallVector<unsigned> reading(llvm::reverse(plan.consumerInputs));
-  for (auto [input, window] : llvm::zip(reading, llvm::reverse(plan.windows))) {
-    SmallVector<Value> views;
-    for (Value slice : sliceViews)
-      views.push_back(window
-                          ? memref::SubViewOp::create(builder, loc, slice,
-                                                      window.getMixedOffsets(),
-                                                      window.getMixedSizes(),
-                                                      window.getMixedStrides())
-                                .getResult()
-                          : slice);
-    inputs[input] = views.front();
-    inputs.insert(inputs.begin() + input + 1, views.begin() + 1, views.end());
-    maps.insert(maps.begin() + input + 1, plan.slices - 1, maps[input]);
-  }
-  auto summing = linalg::GenericOp::create(builder, loc, TypeRange{}, inputs,
-                                           consumer.getDpsInits(), maps,
-                                           consumer.getIteratorTypesArray());
-  summing->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
-  IRMapping mapping;
-  consumer.getRegion().cloneInto(&summing.getRegion(), mapping);
-  Block &body = summing.getRegion().front();
-  OpBuilder bodyBuilder = OpBuilder::atBlockBegin(&body);
-  for (unsigned input : reading) {
-    BlockArgument first = body.getArgument(input);
-    Value sum = first;
-    Operation *firstAdd = nullptr;
-    for (int64_t s = 1; s < plan.slices; ++s) {
-      Value other = body.insertArgument(input + s, first.getType(), loc);
-      auto add = arith::AddFOp::create(bodyBuilder, loc, sum, other);
-      firstAdd = firstAdd ? firstAdd : add.getOperation();
-      sum = add;
-    }
-    first.replaceAllUsesExcept(sum, firstAdd);
-  }
-}
-
-/// Rewrites one planned product: the partials buffer beside the product's
-/// allocation, then under a check of the batch the partials call and the
-/// summing consumer, else the product and consumer as they were.
-static void splitIntoPartials(PartialsPlan plan, func::FuncOp callee,
-                              int32_t layoutFlags) {
-  linalg::GenericOp contraction = plan.contraction;
-  Location loc = contraction.getLoc();
-  Value a = contraction.getDpsInputs()[0], b = contraction.getDpsInputs()[1];
-  Value c = contraction.getDpsInits()[0];
-  auto cType = cast<MemRefType>(c.getType());
-  int64_t n = cType.getDimSize(1);
-  Type i64 = IntegerType::get(contraction.getContext(), 64);
-
-  // [slices, M, N], empty for batches that do not take the partials.
-  OpBuilder builder(plan.alloc->getBlock(), ++Block::iterator(plan.alloc));
-  Value rows = memref::DimOp::create(builder, loc, c, 0);
-  Value sliceCount = arith::SelectOp::create(
-      builder, loc, partialsWorthIt(builder, loc, rows, plan.slices, n),
-      arith::ConstantIndexOp::create(builder, loc, plan.slices),
-      arith::ConstantIndexOp::create(builder, loc, 0));
-  auto partialsType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, n}, cType.getElementType());
-  Value partials = memref::AllocOp::create(builder, loc, partialsType,
-                                           ValueRange{sliceCount, rows},
-                                           plan.alloc.getAlignmentAttr());
-  builder.setInsertionPointAfter(plan.dealloc);
-  memref::DeallocOp::create(builder, loc, partials);
-
-  // The pure ops between the fill and the consumer go first, in order (so
-  // each still follows what it uses), so that the fill, the product and the
-  // consumer can move into the branches together.
-  for (Operation *op = plan.fill->getNextNode(); op != plan.consumer;) {
-    Operation *pure = op;
-    op = op->getNextNode();
-    if (pure != contraction.getOperation())
-      pure->moveBefore(plan.fill);
-  }
-  builder.setInsertionPoint(plan.fill);
-  Value stepRows = memref::DimOp::create(builder, loc, c, 0);
-  auto branch = scf::IfOp::create(
-      builder, loc, partialsWorthIt(builder, loc, stepRows, plan.slices, n),
-      /*withElse=*/true);
-  builder.setInsertionPointToStart(&branch.getElseRegion().front());
-  for (Operation *op : {plan.fill.getOperation(), contraction.getOperation(),
-                        plan.consumer.getOperation()})
-    builder.clone(*op);
-
-  builder.setInsertionPointToStart(&branch.getThenRegion().front());
-  auto aType = cast<MemRefType>(a.getType());
-  auto [aAddr, lda] = addressAndRowStride(builder, loc, a);
-  auto [bAddr, ldb] = addressAndRowStride(builder, loc, b);
-  Value pAddr = arith::IndexCastOp::create(
-      builder, loc, i64,
-      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, partials));
-  auto i32Constant = [&](int32_t v) -> Value {
-    return arith::ConstantIntOp::create(builder, loc, v, 32);
-  };
-  auto i64Constant = [&](int64_t v) -> Value {
-    return arith::ConstantIntOp::create(builder, loc, v, 64);
-  };
-  Value m = arith::IndexCastOp::create(builder, loc, i64, stepRows);
-  int64_t k = cast<MemRefType>(b.getType()).getDimSize(1);
-  func::CallOp::create(
-      builder, loc, callee,
-      ValueRange{i32Constant(dtypeCode(aType.getElementType())),
-                 i32Constant(dtypeCode(cType.getElementType())),
-                 i32Constant(layoutFlags), i64Constant(plan.slices), m,
-                 i64Constant(n), i64Constant(k), aAddr, lda, bAddr, ldb, pAddr,
-                 i64Constant(n)});
-  createSummingConsumer(builder, plan, partials);
-
-  plan.consumer.erase();
-  contraction.erase();
-  plan.fill.erase();
 }
 
 //===----------------------------------------------------------------------===//

@@ -214,7 +214,8 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
                                        int64_t n, int64_t k, int64_t a,
                                        int64_t lda, int64_t b, int64_t ldb,
                                        int64_t c, int64_t ldc) {
-  // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ into C + s·m·ldc, summed by
+  // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ (or · B[s·k/S .., :] for a
+  // k x n B) into C + s·m·ldc, summed by
   // the kernel that reads them (convert-matmul-to-library-gemm{k-partials}):
   // our preloaded GEMM where it applies, else one strided-batched GEMM over
   // the K slices.
@@ -222,17 +223,18 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   afterReducedPrecisionCublas = false;
   if (m == 0 || n == 0 || callFailed())
     return;
-  if (slices < 1 || k % slices != 0 || (flags & 1) != 0 || (flags & 4) != 0) {
+  if (slices < 1 || k % slices != 0 || (flags & 4) != 0) {
     record("rnn_cuda_gemm_partials: " + std::to_string(slices) +
            " slices of k=" + std::to_string(k) + " (flags " +
            std::to_string(flags) + ") are not supported");
     return;
   }
-  bool tf32 = (flags & 2) != 0, constantB = (flags & RNN_GEMM_B_CONSTANT) != 0;
+  bool bIsNK = (flags & 1) == 0, tf32 = (flags & 2) != 0;
+  bool constantB = (flags & RNN_GEMM_B_CONSTANT) != 0;
   // Launched early only behind work ordered after the last fence
   // (orderedSinceFence).
   bool early = overlap && orderedSinceFence;
-  if (preloadedThisCall && tf32 && constantB && abDtype == RNN_F32 &&
+  if (preloadedThisCall && bIsNK && tf32 && constantB && abDtype == RNN_F32 &&
       cDtype == RNN_F32 &&
       rnn::cuda::tryPreloadedPartialsGemm(slices, m, n, k, a, lda, b, ldb, c,
                                           ldc, early, currentStream)) {
@@ -247,13 +249,13 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   rnn::cuda::LtGemm gemm = {cublasType(abDtype),
                             cublasType(cDtype),
                             scalars.compute,
-                            CUBLAS_OP_T,
+                            bIsNK ? CUBLAS_OP_T : CUBLAS_OP_N,
                             n,
                             m,
                             slice,
                             reinterpret_cast<const void *>(b),
                             ldb,
-                            slice,
+                            bIsNK ? slice : slice * ldb,
                             reinterpret_cast<const void *>(a),
                             lda,
                             slice,
