@@ -42,6 +42,14 @@ if ! python3 -c "import numpy, pytest" 2>/dev/null; then
   fi
 fi
 
+# pytest-xdist, so that scripts/test.sh runs the Python tests on every core (on 2 cores the
+# suite's Python part took 7.5 instead of 11.3 minutes).
+if ! python3 -c "import xdist" 2>/dev/null; then
+  echo "install-deps: installing pytest-xdist (PyPI)"
+  python3 -m pip install --quiet --disable-pip-version-check pytest-xdist 2>/dev/null ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages pytest-xdist
+fi
+
 # PyTorch, for rnn.RNN (a torch.nn.Module) and its tests: about 1 GB to download and 5 GB
 # installed with its CUDA wheels (PyPI's Linux build; it runs on the CPU where there is no
 # GPU), about a minute on a fast connection. Installed once; later runs find it.

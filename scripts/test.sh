@@ -16,8 +16,10 @@ PYTEST_RESULTS="$BUILD/pytest-results.xml"
 rm -f "$LIT_RESULTS" "$PYTEST_RESULTS"
 set +e
 "$LLVM/bin/lit" -sv --output "$LIT_RESULTS" "$BUILD/test"
-RNN_BUILD_DIR="$BUILD" python3 -m pytest "$ROOT/test/python" -q \
-  -p no:cacheprovider --junitxml="$PYTEST_RESULTS"
+# One pytest worker per core (pytest-xdist, installed by scripts/install-deps.sh);
+# work stealing balances the files of very different lengths.
+RNN_BUILD_DIR="$BUILD" python3 -m pytest "$ROOT/test/python" -q -n auto \
+  --dist worksteal -p no:cacheprovider --junitxml="$PYTEST_RESULTS"
 set -e
 
 python3 "$ROOT/scripts/summarize-tests.py" "$LIT_RESULTS" "$PYTEST_RESULTS"
