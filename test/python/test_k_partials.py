@@ -83,3 +83,41 @@ def test_loop_carried_partials_in_backward(cell, hidden, tmp_path):
                 f"{cell}, batch {batch}: gradient #{k} {rel_err(g, w.astype(np.float64)):.2e}"
     split.close()
     plain.close()
+
+
+def test_loop_carried_partials_in_wavefront_backward(tmp_path):
+    """A stack's backward as a wavefront over chunks of 3 steps, each layer's recurrent
+    product split across the back edge of every chunk's loop (its partials made before each
+    chunk and summed after it): the 2-layer LSTM example widened to H = 256, against the
+    layer-by-layer build without the split."""
+    from conftest import EXAMPLES_DIR
+    import re
+    widths = {"10": "8", "20": "256", "80": "1024"}
+    text = re.sub(r"tensor<[^>]*>",
+                  lambda m: re.sub(r"(?<![0-9])(10|20|80)(?![0-9])",
+                                     lambda d: widths[d.group(1)], m.group(0)),
+                  (EXAMPLES_DIR / "lstm_2layer.mlir").read_text())
+    lowered = tmp_path / "split.mlir"
+    flags = ["--layer-wavefront=on", "--wavefront-chunk=3", "--k-partials=8"]
+    rnn.compile_mlir(text, lowered, training=True, extra_args=flags + ["--emit=mlir"])
+    backward = lowered.read_text().split("llvm.func @lstm_2layer_backward(")[1]
+    backward = backward.split("llvm.func")[0]
+    assert backward.count("@rnn_cpu_gemm_partials(") >= 2
+    split = rnn.Model(rnn.compile_mlir(text, tmp_path / "split.so", training=True,
+                                       extra_args=flags))
+    plain = rnn.Model(rnn.compile_mlir(text, tmp_path / "plain.so", training=True,
+                                       extra_args=["--layer-wavefront=off"]))
+    rng = np.random.default_rng(11)
+    args = []
+    for i, (_, shape) in enumerate(plain.signature("lstm_2layer")[0]):
+        dims = [(7 if i == 0 and d == 0 else B) if s is None else s for d, s in enumerate(shape)]
+        args.append((rng.standard_normal(dims) / np.sqrt(dims[-1])).astype(np.float32))
+    results, saved = plain.train_forward("lstm_2layer", *args)
+    seeds = [rng.standard_normal(r.shape).astype(np.float32) for r in results]
+    want = plain.backward("lstm_2layer", args, results, saved, seeds)
+    got = split.backward("lstm_2layer", args, *split.train_forward("lstm_2layer", *args), seeds)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert rel_err(g, w.astype(np.float64)) <= 1e-5, \
+            f"gradient #{k}: {rel_err(g, w.astype(np.float64)):.2e}"
+    split.close()
+    plain.close()
