@@ -5,10 +5,13 @@ cells whose step has two dependent products, at H = 1024 where the rewrite appli
 first product read directly and through gate windows), against the float64 numpy references
 and against the same model compiled without the rewrite."""
 
+import re
+
 import numpy as np
 import pytest
 
 import rnn
+from conftest import EXAMPLES_DIR
 from test_dsl_zoo import ZOO
 
 T, B, I, H = 3, 16, 8, 1024
@@ -90,8 +93,6 @@ def test_loop_carried_partials_in_wavefront_backward(tmp_path):
     product split across the back edge of every chunk's loop (its partials made before each
     chunk and summed after it): the 2-layer LSTM example widened to H = 256, against the
     layer-by-layer build without the split."""
-    from conftest import EXAMPLES_DIR
-    import re
     widths = {"10": "8", "20": "256", "80": "1024"}
     text = re.sub(r"tensor<[^>]*>",
                   lambda m: re.sub(r"(?<![0-9])(10|20|80)(?![0-9])",
