@@ -3,7 +3,9 @@ CPU: with rnn-compile --k-partials=8 the CPU's GEMM writes the partial products 
 K slices and the step's kernel adds them up, as the CUDA backend does for speed. The two
 cells whose step has two dependent products, at H = 1024 where the rewrite applies (their
 first product read directly and through gate windows), against the float64 numpy references
-and against the same model compiled without the rewrite."""
+and against the same model compiled without the rewrite; and the backward's recurrent product
+split across the step loop's back edge (LSTM, GRU, a layer wavefront's chunks) against the
+backward compiled without it."""
 
 import re
 
