@@ -41,6 +41,23 @@ linalg::FillOp rnn::gemm::findDeadZeroFill(linalg::GenericOp contraction,
   return linalg::FillOp();
 }
 
+Value rnn::gemm::leadingDimsPacked(OpBuilder &b, Location loc, Value memref,
+                                   unsigned count) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (count <= 1 || type.getLayout().isIdentity())
+    return Value();
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value packed;
+  for (unsigned d = 0; d + 1 < count; ++d) {
+    Value expected = arith::MulIOp::create(b, loc, metadata.getStrides()[d + 1],
+                                           metadata.getSizes()[d + 1]);
+    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       metadata.getStrides()[d], expected);
+    packed = packed ? arith::AndIOp::create(b, loc, packed, same) : same;
+  }
+  return packed;
+}
+
 std::pair<Value, Value>
 rnn::gemm::addressAndRowStride(OpBuilder &builder, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
