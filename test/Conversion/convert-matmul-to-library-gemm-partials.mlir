@@ -510,6 +510,7 @@ func.func @carried_onto_direct_path(%dg: memref<?x?x3072xf32>, %u: memref<3072x1
 // CHECK-NOT: rnn_cuda_gemm_partials
 // CHECK-LABEL: func.func @carried_written_then_overwritten
 // CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK: return
 func.func @carried_read_twice(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %o1: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -573,6 +574,204 @@ func.func @carried_written_then_overwritten(%dg: memref<?x?x4096xf32>, %u: memre
       linalg.yield %r, %r : f32, f32
     }
     linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// One kernel reads two loop-carried products: only the first is split (each
+// rewrite replaces its consumer); the second stays a plain GEMM.
+// CHECK-LABEL: func.func @carried_shared_consumer
+// CHECK-COUNT-1: call @rnn_cuda_gemm_partials(
+// CHECK-NOT: call @rnn_cuda_gemm_partials(
+// CHECK: return
+func.func @carried_shared_consumer(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %v: memref<4096x1024xf32>, %dh: memref<?x1024xf32>, %dc: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh, %dc : memref<?x1024xf32>, memref<?x1024xf32>) outs(%g0 : memref<?x1024xf32, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%r: f32, %q: f32, %o: f32):
+      %s = arith.addf %r, %q : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dc : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %v : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dc : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// The product's operand view made between the dead fill and the product
+// moves ahead of the branch, where both branches see it.
+// CHECK-LABEL: func.func @carried_view_after_fill
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: %[[G:.*]] = memref.subview %{{.*}}[%[[I]], 0, 0] [1, %{{.*}}, 4096]
+// CHECK-NEXT: scf.if
+// CHECK: memref.extract_strided_metadata %[[G]]
+// CHECK: call @rnn_cuda_gemm_partials(
+func.func @carried_view_after_fill(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %dys: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %dy = memref.subview %dys[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    %g0 = memref.subview %dg[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dy, %dh : memref<?x1024xf32, strided<[1024, 1], offset: ?>>, memref<?x1024xf32>) outs(%g0 : memref<?x1024xf32, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%y: f32, %r: f32, %o: f32):
+      %s = arith.addf %y, %r : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, n, k) -> (b, k)>
+#kn = affine_map<(b, n, k) -> (k, n)>
+#c = affine_map<(b, n, k) -> (b, n)>
+#id = affine_map<(b, n) -> (b, n)>
+
+// Not split: the buffer read in the loop through a view made before it, or
+// through the loop's iter_args (inside the loop the buffer no longer holds
+// the product); a fill of 1.0 before the product (not dead: the product adds
+// onto it, and the kernel does not overwrite the buffer).
+// CHECK-LABEL: func.func @carried_read_through_view
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @carried_read_through_iter_args
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK-LABEL: func.func @carried_one_fill
+// CHECK-NOT: rnn_cuda_gemm_partials
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<?x1024xf32>)
+// CHECK: call @rnn_cuda_gemm(%c0_i32{{.*}}, %c0_i32{{.*}}, %c5_i32,
+func.func @carried_read_through_view(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %outs: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  %view = memref.subview %dh[0, 0] [%rows, 1024] [1, 1] : memref<?x1024xf32> to memref<?x1024xf32, strided<[1024, 1]>>
+  scf.for %i = %c0 to %t step %c1 {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %o = memref.subview %outs[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh : memref<?x1024xf32>) outs(%g0 : memref<?x1024xf32, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%r: f32, %x: f32):
+      linalg.yield %r : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %view, %o : memref<?x1024xf32, strided<[1024, 1]>> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+  }
+  return
+}
+func.func @carried_read_through_iter_args(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %outs: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  %view = memref.subview %dh[0, 0] [%rows, 1024] [1, 1] : memref<?x1024xf32> to memref<?x1024xf32, strided<[1024, 1]>>
+  %r = scf.for %i = %c0 to %t step %c1 iter_args(%it = %dh) -> (memref<?x1024xf32>) {
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    %o = memref.subview %outs[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dh : memref<?x1024xf32>) outs(%g0 : memref<?x1024xf32, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%r: f32, %x: f32):
+      linalg.yield %r : f32
+    }
+    linalg.fill ins(%zero : f32) outs(%dh : memref<?x1024xf32>)
+    linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
+        attrs = {rnn.gemm_weight_layout = 1 : i32} {
+    ^bb0(%x: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %x, %w : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+    memref.copy %it, %o : memref<?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    scf.yield %it : memref<?x1024xf32>
+  }
+  return
+}
+func.func @carried_one_fill(%dg: memref<?x?x4096xf32>, %u: memref<4096x1024xf32>, %dys: memref<?x?x1024xf32>, %dh: memref<?x1024xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %rows = memref.dim %dh, %c0 : memref<?x1024xf32>
+  scf.for %i = %c0 to %t step %c1 {
+    %dy = memref.subview %dys[%i, 0, 0] [1, %rows, 1024] [1, 1, 1] : memref<?x?x1024xf32> to memref<?x1024xf32, strided<[1024, 1], offset: ?>>
+    %g = memref.subview %dg[%i, 0, 0] [1, %rows, 4096] [1, 1, 1] : memref<?x?x4096xf32> to memref<?x4096xf32, strided<[4096, 1], offset: ?>>
+    %g0 = memref.subview %g[0, 0] [%rows, 1024] [1, 1] : memref<?x4096xf32, strided<[4096, 1], offset: ?>> to memref<?x1024xf32, strided<[4096, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dy, %dh : memref<?x1024xf32, strided<[1024, 1], offset: ?>>, memref<?x1024xf32>) outs(%g0 : memref<?x1024xf32, strided<[4096, 1], offset: ?>>) {
+    ^bb0(%y: f32, %r: f32, %o: f32):
+      %s = arith.addf %y, %r : f32
+      linalg.yield %s : f32
+    }
+    linalg.fill ins(%one : f32) outs(%dh : memref<?x1024xf32>)
     linalg.generic {indexing_maps = [#a, #kn, #c], iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%g, %u : memref<?x4096xf32, strided<[4096, 1], offset: ?>>, memref<4096x1024xf32>) outs(%dh : memref<?x1024xf32>)
         attrs = {rnn.gemm_weight_layout = 1 : i32} {

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -32,7 +33,9 @@ linalg::FillOp rnn::gemm::findDeadZeroFill(linalg::GenericOp contraction,
                                            Value buffer) {
   for (Operation *op = contraction->getPrevNode(); op; op = op->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(op))
-      return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer
+      return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer &&
+                     (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+                      matchPattern(fill.getInputs()[0], m_Zero()))
                  ? fill
                  : linalg::FillOp();
     if (!isMemoryEffectFree(op))

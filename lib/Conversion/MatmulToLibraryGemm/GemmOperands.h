@@ -42,8 +42,9 @@ int32_t dtypeCode(mlir::Type type);
 bool hasUnitInnerStride(mlir::MemRefType type);
 
 /// The contraction accumulates onto a zero-filled buffer; the GEMM call
-/// overwrites it (beta = 0), so a fill of the same buffer just before, with
-/// nothing in between that touches memory, is dead where the call runs.
+/// overwrites it (beta = 0), so a fill of the same buffer with zero just
+/// before, with nothing in between that touches memory, is dead where the
+/// call runs (a fill of another value is not: the call adds onto it).
 mlir::linalg::FillOp findDeadZeroFill(mlir::linalg::GenericOp contraction,
                                       mlir::Value buffer);
 

@@ -220,6 +220,25 @@ planLoopCarried(linalg::GenericOp contraction, int64_t kPartials) {
       plan.consumer.getNumLoops() != 2 ||
       plan.consumer.getNumParallelLoops() != 2)
     return std::nullopt;
+  // Nothing in the loop may see the buffer another way (a view of it, a
+  // value of the same root buffer, a loop-carried argument): inside the loop
+  // it no longer holds the product.
+  Value root = rnn::rootBuffer(c);
+  for (Value init : loop.getInitArgs())
+    if (isa<MemRefType>(init.getType()) && rnn::rootBuffer(init) == root)
+      return std::nullopt;
+  WalkResult aliased = loop.getBody()->walk([&](Operation *op) {
+    bool direct = op == plan.fill.getOperation() ||
+                  op == contraction.getOperation() ||
+                  op == plan.consumer.getOperation();
+    for (Value operand : op->getOperands())
+      if (isa<MemRefType>(operand.getType()) &&
+          rnn::rootBuffer(operand) == root && !(direct && operand == c))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (aliased.wasInterrupted())
+    return std::nullopt;
   bool consumerWrites = false;
   for (OpOperand &init : plan.consumer.getDpsInitsMutable()) {
     if (init.get() != c)
@@ -487,6 +506,14 @@ static void splitLoopCarried(PartialsPlan plan, func::FuncOp callee,
   builder.setInsertionPointToStart(&reading.getThenRegion().front());
   createSummingConsumer(builder, plan, partials);
 
+  // The pure ops between the fill and the product (the product's operand
+  // views) go first, in order, so that both branches see them.
+  if (plan.fill)
+    for (Operation *op = plan.fill->getNextNode(); op != contraction;) {
+      Operation *pure = op;
+      op = op->getNextNode();
+      pure->moveBefore(plan.fill);
+    }
   builder.setInsertionPoint(plan.fill ? plan.fill.getOperation()
                                       : contraction.getOperation());
   auto product = scf::IfOp::create(builder, loc, worth, /*withElse=*/true);

@@ -158,10 +158,15 @@ struct ConvertMatmulToLibraryGemmPass
     // K-split partials first; the branches that keep the plain product are
     // then converted below like any other contraction.
     if (kPartials >= 2) {
+      // One plan per consumer: each rewrite replaces its consumer (a kernel
+      // reading two products, or the one after an in-step product that also
+      // reads a loop-carried one, keeps the second plain).
       SmallVector<PartialsPlan> plans;
+      DenseSet<Operation *> consumers;
       for (linalg::GenericOp contraction : contractions)
         if (std::optional<PartialsPlan> plan =
-                planPartials(contraction, kPartials))
+                planPartials(contraction, kPartials);
+            plan && consumers.insert(plan->consumer).second)
           plans.push_back(*plan);
       if (!plans.empty()) {
         func::FuncOp partialsCallee = declareCallee(
