@@ -135,8 +135,10 @@ def ConvertMatmulToLibraryGemm
     kernel): a product of a `[N, K]` or `[K, N]` weight that ends a loop
     body, with its dead zero fill, into a buffer defined outside the loop
     that one all-parallel `linalg.generic` earlier in the body reads through
-    identity maps (and does not write), with no other use in the loop. The
-    partials buffer is made before the loop, its first slice a copy of the
+    identity maps (and does not write), with no other use in the loop (no
+    view of the buffer, no value of the same buffer, no loop argument), and
+    no other product split for the same reader. The partials buffer is
+    made before the loop, its first slice a copy of the
     buffer (what the first step reads) and the others zeros; the reader sums
     the slices and the call writes them, each under the `scf.if` on M (here
     for partials of at most 2 MiB a step); after the loop the sum goes back
