@@ -33,6 +33,18 @@ def rel_err(ours, ref):
     return float(np.max(np.abs(ours.astype(np.float64) - ref)) / np.max(np.abs(ref)))
 
 
+def check_backward(split, plain, name, args, rng, label):
+    """Every gradient of `name`'s backward in `split` within 1e-5 of `plain`'s, for result
+    gradients drawn from `rng`."""
+    results, saved = plain.train_forward(name, *args)
+    seeds = [rng.standard_normal(r.shape).astype(np.float32) for r in results]
+    want = plain.backward(name, args, results, saved, seeds)
+    got = split.backward(name, args, *split.train_forward(name, *args), seeds)
+    for k, (g, w) in enumerate(zip(got, want)):
+        err = rel_err(g, w.astype(np.float64))
+        assert err <= 1e-5, f"{label}: gradient #{k} {err:.2e}"
+
+
 @pytest.mark.parametrize("cell", ["mgu", "gru_reset_before"])
 def test_k_partials_match_reference(cell, tmp_path):
     text = rnn.NumpyRNN(rnn.zoo.CELLS[cell], I, H, seed=0).mlir
@@ -78,14 +90,8 @@ def test_loop_carried_partials_in_backward(cell, hidden, tmp_path):
         args = random_args(split, seed=5)
         args = [a[:, :batch] if i == 0 else (a[:batch] if a.shape[0] == B else a)
                 for i, a in enumerate(args)]
-        rng = np.random.default_rng(7)
-        results, saved = plain.train_forward("forward", *args)
-        seeds = [rng.standard_normal(r.shape).astype(np.float32) for r in results]
-        want = plain.backward("forward", args, results, saved, seeds)
-        got = split.backward("forward", args, *split.train_forward("forward", *args), seeds)
-        for k, (g, w) in enumerate(zip(got, want)):
-            assert rel_err(g, w.astype(np.float64)) <= 1e-5, \
-                f"{cell}, batch {batch}: gradient #{k} {rel_err(g, w.astype(np.float64)):.2e}"
+        check_backward(split, plain, "forward", args, np.random.default_rng(7),
+                       f"{cell}, batch {batch}")
     split.close()
     plain.close()
 
@@ -115,12 +121,6 @@ def test_loop_carried_partials_in_wavefront_backward(tmp_path):
     for i, (_, shape) in enumerate(plain.signature("lstm_2layer")[0]):
         dims = [(7 if i == 0 and d == 0 else B) if s is None else s for d, s in enumerate(shape)]
         args.append((rng.standard_normal(dims) / np.sqrt(dims[-1])).astype(np.float32))
-    results, saved = plain.train_forward("lstm_2layer", *args)
-    seeds = [rng.standard_normal(r.shape).astype(np.float32) for r in results]
-    want = plain.backward("lstm_2layer", args, results, saved, seeds)
-    got = split.backward("lstm_2layer", args, *split.train_forward("lstm_2layer", *args), seeds)
-    for k, (g, w) in enumerate(zip(got, want)):
-        assert rel_err(g, w.astype(np.float64)) <= 1e-5, \
-            f"gradient #{k}: {rel_err(g, w.astype(np.float64)):.2e}"
+    check_backward(split, plain, "lstm_2layer", args, rng, "wavefront")
     split.close()
     plain.close()

@@ -412,6 +412,18 @@ static void createPartialsCall(OpBuilder &builder, PartialsPlan plan,
                  i64Constant(n)});
 }
 
+/// Moves the ops between the plan's fill and `end` but the contraction (pure
+/// ones: findDeadZeroFill saw no memory effect between the fill and the
+/// product) ahead of the fill, in order, so each still follows what it uses.
+static void moveAheadOfFill(PartialsPlan &plan, Operation *end) {
+  for (Operation *op = plan.fill->getNextNode(); op != end;) {
+    Operation *pure = op;
+    op = op->getNextNode();
+    if (pure != plan.contraction.getOperation())
+      pure->moveBefore(plan.fill);
+  }
+}
+
 /// The in-step form: the partials buffer beside the product's allocation,
 /// then under a check of the batch the partials call and the summing
 /// consumer, else the product and consumer as they were.
@@ -431,15 +443,9 @@ static void splitInStep(PartialsPlan plan, func::FuncOp callee,
   builder.setInsertionPointAfter(plan.dealloc);
   memref::DeallocOp::create(builder, loc, partials);
 
-  // The pure ops between the fill and the consumer go first, in order (so
-  // each still follows what it uses), so that the fill, the product and the
-  // consumer can move into the branches together.
-  for (Operation *op = plan.fill->getNextNode(); op != plan.consumer;) {
-    Operation *pure = op;
-    op = op->getNextNode();
-    if (pure != contraction.getOperation())
-      pure->moveBefore(plan.fill);
-  }
+  // So that the fill, the product and the consumer can move into the
+  // branches together.
+  moveAheadOfFill(plan, plan.consumer);
   builder.setInsertionPoint(plan.fill);
   Value stepRows = memref::DimOp::create(builder, loc, c, 0);
   auto branch =
@@ -506,14 +512,9 @@ static void splitLoopCarried(PartialsPlan plan, func::FuncOp callee,
   builder.setInsertionPointToStart(&reading.getThenRegion().front());
   createSummingConsumer(builder, plan, partials);
 
-  // The pure ops between the fill and the product (the product's operand
-  // views) go first, in order, so that both branches see them.
+  // So that both branches see the product's operand views.
   if (plan.fill)
-    for (Operation *op = plan.fill->getNextNode(); op != contraction;) {
-      Operation *pure = op;
-      op = op->getNextNode();
-      pure->moveBefore(plan.fill);
-    }
+    moveAheadOfFill(plan, contraction);
   builder.setInsertionPoint(plan.fill ? plan.fill.getOperation()
                                       : contraction.getOperation());
   auto product = scf::IfOp::create(builder, loc, worth, /*withElse=*/true);
