@@ -166,8 +166,8 @@ static BrokenCase brokenCases[] = {
     {"training_unknown",
      {"training record of function 'f'", "does not list"},
      0},
-    {"training_mismatch", {"training record of function 'f'",
-                           "does not fit the signature of 'f'"},
+    {"training_mismatch",
+     {"training record of function 'f'", "does not fit the signature of 'f'"},
      0},
 };
 #define NUM_BROKEN_CASES (int)(sizeof(brokenCases) / sizeof(brokenCases[0]))
@@ -890,8 +890,8 @@ static void testGemmAccumulate(void) {
         storeRandom(c, cType, i);
         before[i] = load(c, cType, i);
       }
-      rnn_cpu_gemm(abType, cType, RNN_GEMM_B_NK | RNN_GEMM_ACCUMULATE, M, N,
-                   k, (int64_t)(intptr_t)a, K, (int64_t)(intptr_t)b, K,
+      rnn_cpu_gemm(abType, cType, RNN_GEMM_B_NK | RNN_GEMM_ACCUMULATE, M, N, k,
+                   (int64_t)(intptr_t)a, K, (int64_t)(intptr_t)b, K,
                    (int64_t)(intptr_t)c, N);
       double maxError = 0.0;
       for (int64_t i = 0; i < M; ++i)
@@ -993,6 +993,53 @@ static void testGemmRounding(void) {
                    "alone");
 }
 
+/* rnn_cpu_gemm_partials: the partial products of K slices, with B stored
+ * n x k or k x n (the backward's recurrent product, split across the step
+ * loop's back edge), against sums computed here; calls it cannot do (slices
+ * not dividing k, another layout) leave the partials alone. */
+static void testGemmPartials(void) {
+  section("rnn_cpu_gemm_partials");
+  enum { M = 2, N = 3, K = 4, S = 2 };
+  const float a[M * K] = {1, -2, 3, 0.5f, -1, 4, 2, -3};
+  const float kn[K * N] = {2, -1, 0.5f, 1, 3, -2, -4, 1, 2, 0.25f, -1, 3};
+  float nk[N * K];
+  for (int kk = 0; kk < K; ++kk)
+    for (int j = 0; j < N; ++j)
+      nk[j * K + kk] = kn[kk * N + j];
+  for (int layout = RNN_GEMM_B_NK; layout <= RNN_GEMM_B_KN; ++layout) {
+    float p[S * M * N];
+    rnn_cpu_gemm_partials(
+        RNN_F32, RNN_F32, layout, S, M, N, K, (int64_t)(intptr_t)a, K,
+        (int64_t)(intptr_t)(layout == RNN_GEMM_B_KN ? kn : nk),
+        layout == RNN_GEMM_B_KN ? N : K, (int64_t)(intptr_t)p, N);
+    int exact = 1;
+    for (int s = 0; s < S; ++s)
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          float want = 0;
+          for (int kk = s * (K / S); kk < (s + 1) * (K / S); ++kk)
+            want += a[i * K + kk] * kn[kk * N + j];
+          exact = exact && p[(s * M + i) * N + j] == want;
+        }
+    check(exact, layout == RNN_GEMM_B_KN
+                     ? "partials of a k x n B: each slice's product"
+                     : "partials of an n x k B: each slice's product");
+  }
+  float p[S * M * N];
+  for (int i = 0; i < S * M * N; ++i)
+    p[i] = 7.0f;
+  rnn_cpu_gemm_partials(RNN_F32, RNN_F32, RNN_GEMM_B_KN, 3, M, N, K,
+                        (int64_t)(intptr_t)a, K, (int64_t)(intptr_t)kn, N,
+                        (int64_t)(intptr_t)p, N);
+  rnn_cpu_gemm_partials(RNN_F32, RNN_F32, 2, S, M, N, K, (int64_t)(intptr_t)a,
+                        K, (int64_t)(intptr_t)kn, N, (int64_t)(intptr_t)p, N);
+  int untouched = 1;
+  for (int i = 0; i < S * M * N; ++i)
+    untouched = untouched && p[i] == 7.0f;
+  check(untouched, "unsupported partials calls (3 slices of k=4, layout 2) "
+                   "leave the partials alone");
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr,
@@ -1027,6 +1074,7 @@ int main(int argc, char **argv) {
   testGemmAccuracy();
   testGemmAccumulate();
   testGemmRounding();
+  testGemmPartials();
 
   printf("%d checks, %d failed\n", numChecks, numFailures);
   return numFailures ? 1 : 0;
