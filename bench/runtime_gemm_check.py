@@ -3,8 +3,9 @@
 timed against cuBLAS.
 
 * The packed TF32 GEMM (lib/Runtime/Cuda/PackedGemm.h): the recurrent GEMM
-  of fp32 models whose weights do not fit in L2 (`wide`), up to 32 rows;
-  RNN_CUDA_PACKED_GEMM=0 turns it off.
+  of fp32 models whose weights do not fit in L2 (`wide`), up to 32 rows, in
+  the forward and (B stored k x n, whole or as K-slice partials) in the
+  backward; RNN_CUDA_PACKED_GEMM=0 turns it off.
 * The small-batch GEMV (lib/Runtime/Cuda/SmallBatchGemv.h): GEMMs of up to 8
   rows and 3072 elements of A, rows x K (`small-latency`, fp32 and bf16),
   launched so that it overlaps the
@@ -26,10 +27,16 @@ timed against cuBLAS.
    where it ran, match where cuBLAS ran both times): every slice width it
    takes, rows and columns that do not fill a tile, padded strides, and
    shapes it must leave to cuBLAS.
+   With TRAIN_MODEL_DIR (bench/training-gpu-build.sh's bench-models), the
+   packed GEMM in the backward: gradients of the fp32 LSTM and GRU at
+   H = 2048 against torch.autograd in float64, the backward run with the
+   kernel and without it on the same training forward (results must differ
+   where it ran: the whole product under 16 rows, K-slice partials from 16 to
+   32; match past 32).
 2. Time: the benchmark shapes with and without it, in alternation in one
    process (setting_ab.alternate; medians).
 
-    python3 bench/runtime_gemm_check.py MODEL_DIR
+    python3 bench/runtime_gemm_check.py MODEL_DIR [TRAIN_MODEL_DIR]
 (bench/gpu-run.sh sets up the library path.)
 """
 import ctypes
@@ -197,6 +204,68 @@ def check_partials_direct():
     return failures
 
 
+# Gradients through TF32 products over a few steps, largest difference over
+# largest value.
+GRADIENT_TOLERANCE = 5e-3
+
+
+def check_packed_backward(train_dir, cell, size, batches, max_rows, T=4):
+    """The training model's backward with and without the packed GEMM (after one
+    training forward without it) against float64 autograd through torch.nn. cuBLAS's
+    own algorithm is pinned (RNN_CUDA_GEMM_CANDIDATE=-1): the two runs' graphs are tuned
+    apart and might otherwise pick different algorithms for the same product."""
+    saved = os.environ.get("RNN_CUDA_GEMM_CANDIDATE")
+    os.environ["RNN_CUDA_GEMM_CANDIDATE"] = "-1"
+    try:
+        return _check_packed_backward(train_dir, cell, size, batches, max_rows, T)
+    finally:
+        os.environ.pop("RNN_CUDA_GEMM_CANDIDATE")
+        if saved is not None:
+            os.environ["RNN_CUDA_GEMM_CANDIDATE"] = saved
+
+
+def _check_packed_backward(train_dir, cell, size, batches, max_rows, T):
+    failures = 0
+    model = CudaModel(os.path.join(train_dir, f"{cell}_I{size}_H{size}.so"))
+    info = model.model.training_info(f"{cell}_seq")
+    for B in batches:
+        torch.manual_seed(B)
+        ref = (torch.nn.GRU if cell == "gru" else torch.nn.LSTM)(size, size).cuda().double()
+        x = torch.randn(T, B, size, device="cuda", dtype=torch.float64)
+        states = [torch.randn(B, size, device="cuda", dtype=torch.float64)
+                  for _ in range(1 if cell == "gru" else 2)]
+        params = [ref.weight_ih_l0, ref.weight_hh_l0, ref.bias_ih_l0, ref.bias_hh_l0]
+        args = [t.float().contiguous() for t in [x] + states + [p.detach() for p in params]]
+        train_outs = run(model, info.train_function, args, "RNN_CUDA_PACKED_GEMM", False)
+        n_results = len(train_outs) - info.num_saved
+        result_grads = [torch.randn(o.shape, device="cuda", dtype=torch.float64)
+                        for o in train_outs[:n_results]]
+        backward_args = args + train_outs + [g.float() for g in result_grads]
+        on, off = (run(model, info.backward_function, backward_args,
+                       "RNN_CUDA_PACKED_GEMM", e) for e in (True, False))
+        leaves = [x.clone().requires_grad_()] + [s.clone().requires_grad_() for s in states]
+        initial = (leaves[1].unsqueeze(0) if cell == "gru"
+                   else (leaves[1].unsqueeze(0), leaves[2].unsqueeze(0)))
+        y, final = ref(leaves[0], initial)
+        outs = [y] + ([final] if cell == "gru" else list(final))
+        expected = torch.autograd.grad(
+            outs, leaves + params,
+            [g.reshape(o.shape) for g, o in zip(result_grads, outs)])
+        err_on = max(rel_err(g.double().cpu().numpy(), e.reshape(g.shape).cpu().numpy())
+                     for g, e in zip(on, expected))
+        err_off = max(rel_err(g.double().cpu().numpy(), e.reshape(g.shape).cpu().numpy())
+                      for g, e in zip(off, expected))
+        same = all(torch.equal(a, b) for a, b in zip(on, off))
+        ran = B <= max_rows
+        ok = err_on <= GRADIENT_TOLERANCE and err_off <= GRADIENT_TOLERANCE and same != ran
+        failures += not ok
+        print(f"  {cell} backward H={size} B={B:2d}: kernel "
+              f"{'expected' if ran else 'not expected'}, gradients' rel. error vs float64 "
+              f"{err_on:.1e} (RNN_CUDA_PACKED_GEMM=0: {err_off:.1e}), results "
+              f"{'identical' if same else 'differ'}: {'PASS' if ok else 'FAIL'}")
+    return failures
+
+
 def ab(model_dir, cell, size, T, B, switch, bf16=False):
     model, _, _, _, args = setup(model_dir, cell, size, 1, T, B, bf16)
     name = f"{cell}_seq"
@@ -215,12 +284,17 @@ def packed_rows(gates, size):
     return 32 if gates * size * size * 4 >= l2 - l2 // 10 else 0
 
 
-def main(model_dir):
+def main(model_dir, train_dir=None):
     packed, gemv = "RNN_CUDA_PACKED_GEMM", "RNN_CUDA_GEMV"
     print("== packed TF32 GEMM: correctness (T=4) against float64")
     failures = check(model_dir, "lstm", 2048, [1, 5, 16, 17, 31, 32, 33], packed,
                      packed_rows(4, 2048))
     failures += check(model_dir, "gru", 2048, [1, 32, 33], packed, packed_rows(3, 2048))
+    if train_dir:
+        failures += check_packed_backward(train_dir, "lstm", 2048, [1, 5, 16, 17, 32, 33],
+                                          packed_rows(4, 2048))
+        failures += check_packed_backward(train_dir, "gru", 2048, [1, 17, 32, 33],
+                                          packed_rows(3, 2048))
     print("== small-batch GEMV: correctness (T=4) against float64")
     failures += check(model_dir, "lstm", 256, [1, 2, 7, 8, 9], gemv, 8)
     failures += check(model_dir, "gru", 256, [1, 8, 9], gemv, 8)
@@ -244,4 +318,4 @@ def main(model_dir):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

@@ -158,13 +158,15 @@ int32_t rnn_cuda_persistent_enabled(void);
  * cuBLASLt's heuristic, see rnn_cuda_call). Pointers are device addresses.
  *
  * cuBLAS runs the products, except two kinds. First, inside a model call
- * (rnn_cuda_call) on sm_90 or later, an f32 product that allows TF32 with a
- * constant n x k B of at least 90% of the GPU's L2 cache, at most 32 rows,
- * n a multiple of 128 with n / 64 blocks fitting on the GPU at once, k a
- * multiple of 256 and a 16-byte aligned A runs on the runtime's own kernel:
- * B is rounded to TF32 and packed in 20 bits per weight on its first use in
- * the call (n * k * 2.5 bytes, freed when the call ends), and every product
- * with it reads the packed copy (docs/cuda.md). Second, on sm_90 or
+ * (rnn_cuda_call) on sm_90 or later, an f32 product of a time step
+ * (RNN_GEMM_PER_STEP) that allows TF32 with a
+ * constant B (n x k or k x n) of at least 90% of the GPU's L2 cache, at
+ * most 32 rows, n a multiple of 128, k a multiple of 128 * S for an S of 8,
+ * 4 or 2 with n / 128 * S blocks fitting on the GPU at once, and a 16-byte
+ * aligned A runs on the runtime's own kernel: B is rounded to TF32 and
+ * packed in 20 bits per weight on its first use in the call (n * k * 2.5
+ * bytes, freed when the call ends), and every product with it reads the
+ * packed copy (docs/cuda.md). Second, on sm_90 or
  * later, a product of at most 8 rows with f32, bf16 or f16 A and B, an
  * n x k B, an f32 C, k at most 2048, 16-byte aligned A and B, and k, lda
  * and ldb multiples of 16 bytes' worth of elements runs on the runtime's
@@ -205,7 +207,11 @@ void rnn_cuda_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  * that reads the product adds the partials
  * (convert-matmul-to-library-gemm{k-partials}).
  *
- * On sm_90 or later, f32 A, B and C with TF32 allowed, a constant n x k B
+ * The partials of an f32 product of a time step that allows TF32, with a
+ * constant B, run on
+ * the packed kernel of rnn_cuda_gemm where it applies to the product with
+ * S = `slices` (each block's K part is a slice). Otherwise, on sm_90 or
+ * later, f32 A, B and C with TF32 allowed, a constant n x k B
  * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
  * values of K (at most 65535 slices), n at most 2^30, 16-byte aligned A and
  * B, lda and ldb multiples of 4 (and at least k), and ldc at least n run

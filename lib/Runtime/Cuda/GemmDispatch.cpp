@@ -169,9 +169,11 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   bool tf32 = (flags & 2) != 0;
   bool accumulate = (flags & 4) != 0;
   bool constantB = (flags & 8) != 0;
-  if (constantB && tf32 && bIsNK && abDtype == 0 && cDtype == 0 &&
-      rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate,
-                               currentStream)) {
+  // Packing pays for itself only over the steps of a loop.
+  bool perStep = (flags & RNN_GEMM_PER_STEP) != 0;
+  if (constantB && perStep && tf32 && abDtype == RNN_F32 && cDtype == RNN_F32 &&
+      rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, !bIsNK, c, ldc,
+                               accumulate, /*slices=*/1, currentStream)) {
     orderedSinceFence = true; // Launched in stream order.
     return;
   }
@@ -217,8 +219,8 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   // Partial s = A[:, s·k/S ..] · B[:, s·k/S ..]ᵀ (or · B[s·k/S .., :] for a
   // k x n B) into C + s·m·ldc, summed by
   // the kernel that reads them (convert-matmul-to-library-gemm{k-partials}):
-  // our preloaded GEMM where it applies, else one strided-batched GEMM over
-  // the K slices.
+  // our packed GEMM for weights too large for L2, our preloaded GEMM, else
+  // one strided-batched GEMM over the K slices.
   bool overlap = overlapThisCall && !afterReducedPrecisionCublas;
   afterReducedPrecisionCublas = false;
   if (m == 0 || n == 0 || callFailed())
@@ -234,6 +236,13 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   // Launched early only behind work ordered after the last fence
   // (orderedSinceFence).
   bool early = overlap && orderedSinceFence;
+  if (constantB && (flags & RNN_GEMM_PER_STEP) != 0 && tf32 &&
+      abDtype == RNN_F32 && cDtype == RNN_F32 &&
+      rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, !bIsNK, c, ldc,
+                               /*accumulate=*/false, slices, currentStream)) {
+    orderedSinceFence = true; // Launched in stream order.
+    return;
+  }
   if (preloadedThisCall && bIsNK && tf32 && constantB && abDtype == RNN_F32 &&
       cDtype == RNN_F32 &&
       rnn::cuda::tryPreloadedPartialsGemm(slices, m, n, k, a, lda, b, ldb, c,

@@ -11,6 +11,10 @@
 // of the kernel took 17.6 against 7.1 µs at `medium`, 16 MiB), and a grid
 // over more than one wave lost too (N = 16384, K = 4096): the kernel runs
 // only for weights of at least 90% of L2 whose grid fits on the GPU at once.
+// The backward's recurrent product reads the same weights as a [K, N] matrix:
+// it gets a packed copy of their transpose, and its K-slice partials are the
+// K parts of the kernel's grid (LSTM `wide`: 20.8 against cuBLAS's 27.2 µs a
+// step on the H100).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,16 +30,20 @@ namespace rnn::cuda {
 namespace {
 
 // The kernel's tiling (PackedTf32Gemm.cu).
-constexpr int64_t kBlockColumns = 128, kSplit = 2, kWarpsPerK = 4,
-                  kThreads = 512;
+constexpr int64_t kBlockColumns = 128, kWarpsPerK = 4, kThreads = 512;
 constexpr int64_t kRingBytes =
     16 /*warps*/ * 2 /*stages*/ * 4 /*n-tiles*/ * 32 * (16 + 4);
 
-/// Shared memory of a block: A's rows for half of K, then the warps' rings
-/// (the partial tiles reuse the space afterwards).
-int64_t sharedBytes(int64_t rows, int64_t k) {
-  int64_t staged = rows * (k / kSplit + 4) * 4 + kRingBytes;
+/// Shared memory of a block: A's rows for its 1/split of K, then the warps'
+/// rings (the partial tiles reuse the space afterwards).
+int64_t sharedBytes(int64_t rows, int64_t k, int64_t split) {
+  int64_t staged = rows * (k / split + 4) * 4 + kRingBytes;
   return std::max(staged, kWarpsPerK * rows * kBlockColumns * 4);
+}
+
+/// Whether the kernel tiles k in `split` parts.
+bool splitsK(int64_t k, int64_t split) {
+  return k % (32 * kWarpsPerK * split) == 0;
 }
 
 /// Weights packed during the current model call, on one stream: the lanes
@@ -44,6 +52,7 @@ int64_t sharedBytes(int64_t rows, int64_t k) {
 struct PackedWeights {
   CUdeviceptr weights;
   int64_t n, k, ldb;
+  bool kn;
   CUstream stream;
   CUdeviceptr upper, lower;
 };
@@ -56,13 +65,13 @@ thread_local CallState call;
 
 /// The packed copy of B for this call, packing it on first use.
 const PackedWeights *packedWeights(const RuntimeKernels &kernels, CUdeviceptr b,
-                                   int64_t n, int64_t k, int64_t ldb,
+                                   int64_t n, int64_t k, int64_t ldb, bool kn,
                                    CUstream stream) {
   for (const PackedWeights &entry : call.packed)
     if (entry.weights == b && entry.n == n && entry.k == k &&
-        entry.ldb == ldb && entry.stream == stream)
+        entry.ldb == ldb && entry.kn == kn && entry.stream == stream)
       return &entry;
-  PackedWeights entry{b, n, k, ldb, stream, 0, 0};
+  PackedWeights entry{b, n, k, ldb, kn, stream, 0, 0};
   if (!check(cuMemAllocAsync(&entry.upper, n * k * 2, stream),
              "cuMemAllocAsync"))
     return nullptr;
@@ -73,9 +82,10 @@ const PackedWeights *packedWeights(const RuntimeKernels &kernels, CUdeviceptr b,
   }
   call.packed.push_back(entry);
   int64_t threads = n / 8 * (k / 32) * 32;
-  int nInt = static_cast<int>(n), kInt = static_cast<int>(k);
-  void *params[] = {&entry.weights, &entry.ldb,   &nInt,
-                    &kInt,          &entry.upper, &entry.lower};
+  int nInt = static_cast<int>(n), kInt = static_cast<int>(k),
+      knInt = kn ? 1 : 0;
+  void *params[] = {&entry.weights, &entry.ldb,   &nInt,       &kInt,
+                    &knInt,         &entry.upper, &entry.lower};
   if (!check(cuLaunchKernel(kernels.packWeights, (threads + 255) / 256, 1, 1,
                             256, 1, 1, 0, stream, params, nullptr),
              "cuLaunchKernel (weight packing)"))
@@ -100,46 +110,61 @@ void endPackedWeightsCall(CUstream stream) {
 }
 
 bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
-                   CUdeviceptr b, int64_t ldb, CUdeviceptr c, int64_t ldc,
-                   bool accumulate, CUstream stream) {
+                   CUdeviceptr b, int64_t ldb, bool bIsKN, CUdeviceptr c,
+                   int64_t ldc, bool accumulate, int64_t slices,
+                   CUstream stream) {
   if (!call.active || m < 1 || m > 32 || n % kBlockColumns != 0 ||
-      k % (32 * kSplit * kWarpsPerK) != 0 || a % 16 != 0 || lda % 4 != 0 ||
-      n > (int64_t{1} << 30) || k > (int64_t{1} << 30))
+      a % 16 != 0 || lda % 4 != 0 || n > (int64_t{1} << 30) ||
+      k > (int64_t{1} << 30) || (slices > 1 && accumulate))
     return false;
   const RuntimeKernels *kernels = currentKernels();
-  int64_t rows = m <= 16 ? 16 : 32;
-  int64_t blocks = n / kBlockColumns * kSplit;
   if (!kernels || !kernels->packedUsable ||
-      n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10 ||
-      blocks > kernels->multiprocessors ||
-      sharedBytes(rows, k) > kernels->sharedBytesOptIn)
+      n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10)
+    return false;
+  // K in as many parts (clusters of at most 8 blocks) as fill the GPU in one
+  // wave: a grid past one wave lost, and too few blocks do not reach the
+  // memory's bandwidth. The K slices of partials are the parts.
+  int64_t rows = m <= 16 ? 16 : 32, columnBlocks = n / kBlockColumns;
+  int64_t split = slices > 1 ? slices : 0;
+  if (!split)
+    for (int64_t candidate : {8, 4, 2})
+      if (columnBlocks * candidate <= kernels->multiprocessors &&
+          splitsK(k, candidate)) {
+        split = candidate;
+        break;
+      }
+  if (!split || !splitsK(k, split) ||
+      columnBlocks * split > kernels->multiprocessors ||
+      sharedBytes(rows, k, split) > kernels->sharedBytesOptIn)
     return false;
   // From here on the GEMM is ours: a failure is recorded, not retried.
-  const PackedWeights *packed = packedWeights(*kernels, b, n, k, ldb, stream);
+  const PackedWeights *packed =
+      packedWeights(*kernels, b, n, k, ldb, bIsKN, stream);
   if (!packed)
     return true;
 
   CUlaunchAttribute cluster = {};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim.x = 1;
-  cluster.value.clusterDim.y = kSplit;
+  cluster.value.clusterDim.y = static_cast<unsigned>(split);
   cluster.value.clusterDim.z = 1;
   CUlaunchConfig config = {};
-  config.gridDimX = n / kBlockColumns;
-  config.gridDimY = kSplit;
+  config.gridDimX = static_cast<unsigned>(columnBlocks);
+  config.gridDimY = static_cast<unsigned>(split);
   config.gridDimZ = 1;
   config.blockDimX = kThreads;
   config.blockDimY = 1;
   config.blockDimZ = 1;
-  config.sharedMemBytes = sharedBytes(rows, k);
+  config.sharedMemBytes = static_cast<unsigned>(sharedBytes(rows, k, split));
   config.hStream = stream;
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  config.attrs = slices > 1 ? nullptr : &cluster;
+  config.numAttrs = slices > 1 ? 0 : 1;
   CUdeviceptr upper = packed->upper, lower = packed->lower;
   int mInt = static_cast<int>(m), kInt = static_cast<int>(k),
       accumulateInt = accumulate ? 1 : 0;
-  void *params[] = {&a,   &lda,  &upper, &lower,        &c,
-                    &ldc, &mInt, &kInt,  &accumulateInt};
+  int64_t partialStride = slices > 1 ? m * ldc : 0;
+  void *params[] = {&a,   &lda,  &upper, &lower,         &c,
+                    &ldc, &mInt, &kInt,  &accumulateInt, &partialStride};
   check(cuLaunchKernelEx(
             &config, rows == 16 ? kernels->packedGemm16 : kernels->packedGemm32,
             params, nullptr),

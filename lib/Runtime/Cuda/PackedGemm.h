@@ -23,16 +23,19 @@ namespace rnn::cuda {
 void beginPackedWeightsCall(bool enabled);
 void endPackedWeightsCall(CUstream stream);
 
-/// C[m, n] (+)= A[m, k] · B[n, k]ᵀ with TF32, f32 operands and result, for a
-/// B that stays unchanged during the call (the compiler's
-/// RNN_GEMM_B_CONSTANT). Returns false, having done nothing, where cuBLAS is
-/// to run it: outside a model call, before sm_90, for weights under 90% of
-/// L2, more than 32 rows, sizes the kernel does not tile, or A not 16-byte
-/// aligned. Returns true when it issued the GEMM or recorded why it could
-/// not (CudaErrors.h).
+/// C[m, n] (+)= A[m, k] · B[n, k]ᵀ (or · B[k, n] with `bIsKN`) with TF32,
+/// f32 operands and result, for a B that stays unchanged during the call
+/// (the compiler's RNN_GEMM_B_CONSTANT); with `slices` > 1, the partial
+/// products of that many K slices instead, slice s at c + s * m * ldc
+/// (rnn_cuda_gemm_partials; no accumulation). Returns false, having done
+/// nothing, where cuBLAS is to run it: outside a model call, before sm_90,
+/// for weights under 90% of L2, more than 32 rows, sizes the kernel does not
+/// tile in one wave of blocks, or A not 16-byte aligned. Returns true when it
+/// issued the GEMM or recorded why it could not (CudaErrors.h).
 bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
-                   CUdeviceptr b, int64_t ldb, CUdeviceptr c, int64_t ldc,
-                   bool accumulate, CUstream stream);
+                   CUdeviceptr b, int64_t ldb, bool bIsKN, CUdeviceptr c,
+                   int64_t ldc, bool accumulate, int64_t slices,
+                   CUstream stream);
 
 } // namespace rnn::cuda
 

@@ -16,10 +16,13 @@
 // mantissa bits) and a uint32 of the 8 next nibbles (3 mantissa bits and a
 // zero), both in [nt][q][lane] order, so a warp's loads are contiguous.
 //
-// The GEMM: a block owns 128 columns (16 n-tiles) and half of K; the two
-// blocks of a column range form a cluster and add their partial products
-// through distributed shared memory (deterministic, no atomics). A's rows for
-// the block's half of K are staged in shared memory once. Each of the 16
+// The GEMM: a block owns 128 columns (16 n-tiles) and 1/S of K (S, the
+// grid's y extent, is 2, 4 or 8: enough blocks to fill the GPU). Either the
+// S blocks of a column range form a cluster and add their partial products
+// through distributed shared memory (deterministic, no atomics), or each
+// writes its own partial product as one K slice of the caller's partials
+// (rnn_cuda_gemm_partials). A's rows for the block's part of K are staged in
+// shared memory once. Each of the 16
 // warps takes 4 n-tiles (so that every A fragment read from shared memory
 // feeds 4 products: those reads, not the weights, limited a warp per n-tile)
 // and a quarter of the block's K range, and streams its weights through a
@@ -36,7 +39,7 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-constexpr int kTilesPerWarp = 4, kWarpsPerK = 4, kSplit = 2, kStages = 2;
+constexpr int kTilesPerWarp = 4, kWarpsPerK = 4, kStages = 2;
 constexpr int kCols = 128, kGroups = kCols / 8 / kTilesPerWarp;
 constexpr int kWarps = kGroups * kWarpsPerK;
 
@@ -70,16 +73,18 @@ __device__ __forceinline__ void unpack(uint4 upper, uint32_t nibbles,
   }
 }
 
-/// Rows of A past M read as zero; MT m-tiles of 16 rows. K must be a
-/// multiple of 32 * kSplit * kWarpsPerK.
+/// Rows of A past M read as zero; MT m-tiles of 16 rows; gridDim.y K parts
+/// (K a multiple of 32 * kWarpsPerK * gridDim.y). `partialStride` 0 adds the
+/// parts in the cluster, else part r is written at c + r * partialStride.
 template <int MT>
 __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
                      const uint32_t *lower, float *c, int64_t ldc, int m, int k,
-                     int accumulate) {
+                     int accumulate, int64_t partialStride) {
   constexpr int kRows = MT * 16;
   extern __shared__ float4 shared4[];
   float *shared = reinterpret_cast<float *>(shared4);
-  const int kRange = k / kSplit, rank = blockIdx.y, k0 = rank * kRange;
+  const int split = gridDim.y;
+  const int kRange = k / split, rank = blockIdx.y, k0 = rank * kRange;
   const int stride = kRange + 4; // Conflict-free A fragment reads.
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -159,9 +164,7 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   __syncthreads();
 
-  // Partial tiles [kWarpsPerK][kRows][kCols] replace A in shared memory;
-  // rank r of the cluster then adds up rows r, r + kSplit, ... over the
-  // cluster's ranks and K groups, in a fixed order.
+  // Partial tiles [kWarpsPerK][kRows][kCols] replace A in shared memory.
   float *partial = shared + kGroup * kRows * kCols;
 #pragma unroll
   for (int n = 0; n < kTilesPerWarp; ++n)
@@ -173,21 +176,39 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
       partial[(row + 8) * kCols + col] = acc[n][mt][2];
       partial[(row + 8) * kCols + col + 1] = acc[n][mt][3];
     }
+  const int64_t column0 = static_cast<int64_t>(blockIdx.x) * kCols;
+  if (partialStride) {
+    // This block's K part is one slice of the caller's partials.
+    __syncthreads();
+    float *out = c + rank * partialStride + column0;
+    for (int i = threadIdx.x; i < kRows * kCols; i += kWarps * 32) {
+      int row = i / kCols, col = i % kCols;
+      if (row >= m)
+        break;
+      float sum = 0;
+#pragma unroll
+      for (int kg = 0; kg < kWarpsPerK; ++kg)
+        sum += shared[(kg * kRows + row) * kCols + col];
+      out[row * ldc + col] = sum;
+    }
+    return;
+  }
+  // Rank r of the cluster adds up rows r, r + split, ... over the cluster's
+  // ranks and K groups, in a fixed order.
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
-  for (int i = threadIdx.x; i < kRows / kSplit * kCols; i += kWarps * 32) {
-    int row = (i / kCols) * kSplit + rank, col = i % kCols;
+  for (int i = threadIdx.x; i < kRows / split * kCols; i += kWarps * 32) {
+    int row = (i / kCols) * split + rank, col = i % kCols;
     if (row >= m)
       continue;
     float sum = 0;
-#pragma unroll
-    for (int r = 0; r < kSplit; ++r) {
+    for (int r = 0; r < split; ++r) {
       const float *remote = cluster.map_shared_rank(shared, r);
 #pragma unroll
       for (int kg = 0; kg < kWarpsPerK; ++kg)
         sum += remote[(kg * kRows + row) * kCols + col];
     }
-    float *out = c + row * ldc + static_cast<int64_t>(blockIdx.x) * kCols + col;
+    float *out = c + row * ldc + column0 + col;
     *out = accumulate ? *out + sum : sum;
   }
   // Other blocks of the cluster may still read this block's partial tiles.
@@ -196,10 +217,12 @@ __device__ void gemm(const float *a, int64_t lda, const uint4 *upper,
 
 } // namespace
 
-/// W [n, k] with row stride ldw -> the packed layout above; one thread per
-/// (n-tile, quad, lane).
+/// W [n, k] with row stride ldw (or, with `kn` set, W stored as its
+/// transpose [k, n]) -> the packed layout above; one thread per (n-tile,
+/// quad, lane).
 extern "C" __global__ void rnn_pack_tf32_weights(const float *w, int64_t ldw,
-                                                 int n, int k, uint4 *upper,
+                                                 int n, int k, int kn,
+                                                 uint4 *upper,
                                                  uint32_t *lower) {
   int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   int64_t quadsPerRow = k / 32;
@@ -208,11 +231,12 @@ extern "C" __global__ void rnn_pack_tf32_weights(const float *w, int64_t ldw,
   int lane = index % 32, g = lane / 4, t = lane % 4;
   int64_t tileQuad = index / 32;
   int64_t q = tileQuad % quadsPerRow, tile = tileQuad / quadsPerRow;
-  const float *row = w + (8 * tile + g) * ldw + 32 * q + t;
+  int64_t row = 8 * tile + g, column = 32 * q + t;
   uint32_t halves[8], nibbles = 0;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    uint32_t bits = tf32Bits(row[8 * (i / 2) + 4 * (i % 2)]);
+    int64_t kk = column + 8 * (i / 2) + 4 * (i % 2);
+    uint32_t bits = tf32Bits(kn ? w[kk * ldw + row] : w[row * ldw + kk]);
     halves[i] = bits >> 16;
     nibbles |= ((bits >> 12) & 0xf) << (4 * i);
   }
@@ -222,18 +246,21 @@ extern "C" __global__ void rnn_pack_tf32_weights(const float *w, int64_t ldw,
   lower[index] = nibbles;
 }
 
-/// Grid (n / 128, 2) in clusters of (1, 2), 512 threads, dynamic shared
-/// memory as PackedGemm.cpp computes it.
+/// Grid (n / 128, S) with S = 2, 4 or 8, 512 threads, dynamic shared memory
+/// as PackedGemm.cpp computes it; in clusters of (1, S) unless
+/// `partialStride` is set.
 extern "C" __global__ void __launch_bounds__(kWarps * 32)
     rnn_packed_tf32_gemm_m16(const float *a, int64_t lda, const uint4 *upper,
                              const uint32_t *lower, float *c, int64_t ldc,
-                             int m, int k, int accumulate) {
-  gemm<1>(a, lda, upper, lower, c, ldc, m, k, accumulate);
+                             int m, int k, int accumulate,
+                             int64_t partialStride) {
+  gemm<1>(a, lda, upper, lower, c, ldc, m, k, accumulate, partialStride);
 }
 
 extern "C" __global__ void __launch_bounds__(kWarps * 32)
     rnn_packed_tf32_gemm_m32(const float *a, int64_t lda, const uint4 *upper,
                              const uint32_t *lower, float *c, int64_t ldc,
-                             int m, int k, int accumulate) {
-  gemm<2>(a, lda, upper, lower, c, ldc, m, k, accumulate);
+                             int m, int k, int accumulate,
+                             int64_t partialStride) {
+  gemm<2>(a, lda, upper, lower, c, ldc, m, k, accumulate, partialStride);
 }
