@@ -70,13 +70,14 @@ def test_k_partials_match_reference(cell, tmp_path):
         assert rel_err(g, r) <= 1e-5
 
 
-@pytest.mark.parametrize("cell,hidden", [("lstm", 256), ("gru", 384)])
+@pytest.mark.parametrize("cell,hidden", [("lstm", 256), ("gru", 384), ("layernorm_lstm", 256)])
 def test_loop_carried_partials_in_backward(cell, hidden, tmp_path):
     """The backward's recurrent product dG·U split across the loop's back edge: the next
     step's adjoint kernel adds the K-slice partials, the first slice starts as the final
     state's gradient and their sum is the initial state's gradient after the loop. Every
     gradient against the same model compiled without the split, at a batch that takes the
-    partials (16 rows) and one that does not (4)."""
+    partials (16 rows) and one that does not (4). The LayerNorm LSTM's adjoint group, whose
+    first phase reads the product, has row reductions."""
     text = rnn.NumpyRNN(rnn.zoo.CELLS[cell], 8, hidden, seed=0).mlir
     lowered = tmp_path / "split.mlir"
     rnn.compile_mlir(text, lowered, training=True,
