@@ -457,3 +457,56 @@ func.func @two_groups(%xp: memref<?x?x32xf32>, %u: memref<32x32xf32>,
   }
   return
 }
+
+// -----
+
+// A cell whose state is its own product rounded to bf16: the group reads
+// nothing that lives across steps (no carried input, no prefetched
+// projection, no invariant), so the kernel's step loop has no iter_args and
+// its branch no results: each keeps exactly one terminator.
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @nothing_live
+// CHECK: gpu.launch
+// CHECK: scf.for %{{[^ ]*}} = %{{[^ ]*}} to %{{[^ ]*}} step %{{[^ ]*}} {
+// CHECK: math.fma
+// CHECK: scf.if
+// CHECK: arith.truncf
+// CHECK: } else {
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.terminator
+func.func @nothing_live(%xs: memref<?x?x16xbf16>, %u: memref<16x16xbf16>,
+                        %ys: memref<?x?x16xbf16>, %s: memref<?x16xbf16>,
+                        %steps: index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %batch = memref.dim %s, %c0 : memref<?x16xbf16>
+  %p = memref.alloc(%batch) {alignment = 64 : i64} : memref<?x16xf32>
+  scf.for %t = %c0 to %steps step %c1 {
+    linalg.fill ins(%zero : f32) outs(%p : memref<?x16xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%s, %u : memref<?x16xbf16>, memref<16x16xbf16>) outs(%p : memref<?x16xf32>)
+        attrs = {rnn.gemm_weight_layout = 0 : i32} {
+    ^bb0(%in: bf16, %w: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %w : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %y = memref.subview %ys[%t, 0, 0] [1, %batch, 16] [1, 1, 1] : memref<?x?x16xbf16> to memref<?x16xbf16, strided<[16, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p : memref<?x16xf32>) outs(%s, %y : memref<?x16xbf16>, memref<?x16xbf16, strided<[16, 1], offset: ?>>) {
+    ^bb0(%in: f32, %o: bf16, %o2: bf16):
+      %0 = arith.truncf %in : f32 to bf16
+      linalg.yield %0, %0 : bf16, bf16
+    }
+  }
+  memref.dealloc %p : memref<?x16xf32>
+  return
+}

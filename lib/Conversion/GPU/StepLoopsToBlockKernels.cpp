@@ -66,6 +66,19 @@ using rnn::StepRecurrence;
 
 namespace {
 
+/// Drops the scf.yield that the builders of an scf.for without iter_args
+/// and of an scf.if without results put into a block, for a block whose
+/// yield the kernel builders create themselves (a step with nothing live
+/// across steps: a cell whose state is its product alone).
+void dropImplicitYield(Block &block) {
+  if (!block.empty() && isa<scf::YieldOp>(block.back()))
+    block.back().erase();
+}
+void dropImplicitYields(scf::IfOp op) {
+  dropImplicitYield(op.getThenRegion().front());
+  dropImplicitYield(op.getElseRegion().front());
+}
+
 constexpr llvm::StringLiteral kPersistentEnabled =
     "rnn_cuda_persistent_enabled";
 constexpr int64_t kWarp = 32;
@@ -946,6 +959,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
   startBarrier();
 
   auto stepLoop = scf::ForOp::create(b, loc, c0, steps, c1, initial);
+  dropImplicitYield(*stepLoop.getBody());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(stepLoop.getBody());
   Value step = stepLoop.getInductionVar();
@@ -1015,6 +1029,7 @@ void BlockKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
 
   auto work = scf::IfOp::create(b, loc, liveTypes, active,
                                 /*withElseRegion=*/true);
+  dropImplicitYields(work);
   {
     OpBuilder::InsertionGuard inElse(b);
     b.setInsertionPointToStart(&work.getElseRegion().front());
@@ -1197,6 +1212,7 @@ void AdjointKernelBuilder::build(gpu::LaunchOp launch, Value steps) {
       workTypes.push_back(b.getF32Type());
     auto work = scf::IfOp::create(b, loc, workTypes, active,
                                   /*withElseRegion=*/true);
+    dropImplicitYields(work);
     {
       OpBuilder::InsertionGuard inElse(b);
       b.setInsertionPointToStart(&work.getElseRegion().front());
