@@ -162,8 +162,8 @@ int32_t rnn_cuda_persistent_enabled(void);
  * (RNN_GEMM_PER_STEP) that allows TF32 with a
  * constant B (n x k or k x n) of at least 90% of the GPU's L2 cache, at
  * most 32 rows, n a multiple of 128, k a multiple of 128 * S for an S of 8,
- * 4 or 2 with n / 128 * S blocks fitting on the GPU at once, and a 16-byte
- * aligned A runs on the runtime's own kernel: B is rounded to TF32 and
+ * 4 or 2 such that the n / 128 clusters of S blocks all run on the GPU at
+ * once, and a 16-byte aligned A runs on the runtime's own kernel: B is rounded to TF32 and
  * packed in 20 bits per weight on its first use in the call (n * k * 2.5
  * bytes, freed when the call ends), and every product with it reads the
  * packed copy (docs/cuda.md). Second, on sm_90 or
@@ -210,7 +210,8 @@ void rnn_cuda_gemm_batched(int32_t ab_dtype, int32_t c_dtype, int32_t b_layout,
  * The partials of an f32 product of a time step that allows TF32, with a
  * constant B, run on
  * the packed kernel of rnn_cuda_gemm where it applies to the product with
- * S = `slices` (each block's K part is a slice). Otherwise, on sm_90 or
+ * S = `slices` K parts, any number whose n / 128 * S blocks fit on the GPU
+ * at once (each block writes its K part as a slice; no cluster). Otherwise, on sm_90 or
  * later, f32 A, B and C with TF32 allowed, a constant n x k B
  * (RNN_GEMM_B_CONSTANT), at most 64 rows, slices of 128, 256 or 512
  * values of K (at most 65535 slices), n at most 2^30, 16-byte aligned A and

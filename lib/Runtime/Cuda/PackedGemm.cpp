@@ -24,6 +24,7 @@
 #include "RuntimeKernels.h"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 namespace rnn::cuda {
@@ -44,6 +45,50 @@ int64_t sharedBytes(int64_t rows, int64_t k, int64_t split) {
 /// Whether the kernel tiles k in `split` parts.
 bool splitsK(int64_t k, int64_t split) {
   return k % (32 * kWarpsPerK * split) == 0;
+}
+
+/// The GEMM's launch over `columnBlocks` column blocks and `split` K parts,
+/// in clusters of the `split` blocks of a column range unless `clustered`
+/// is false. `cluster` holds the attribute the result points to.
+CUlaunchConfig gemmLaunch(int64_t columnBlocks, int64_t split, int64_t shared,
+                          bool clustered, CUstream stream,
+                          CUlaunchAttribute &cluster) {
+  cluster = {};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = 1;
+  cluster.value.clusterDim.y = static_cast<unsigned>(split);
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = static_cast<unsigned>(columnBlocks);
+  config.gridDimY = static_cast<unsigned>(split);
+  config.gridDimZ = 1;
+  config.blockDimX = kThreads;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(shared);
+  config.hStream = stream;
+  config.attrs = clustered ? &cluster : nullptr;
+  config.numAttrs = clustered ? 1 : 0;
+  return config;
+}
+
+/// How many clusters of `split` blocks of `kernel`, `shared` bytes each, the
+/// GPU runs at once: a cluster's blocks share a GPC, so there can be fewer
+/// than SMs / split where a GPC's SMs do not divide into clusters. Asked
+/// once per thread and size.
+int64_t activeClusters(CUfunction kernel, int64_t split, int64_t shared) {
+  thread_local std::vector<std::tuple<CUfunction, int64_t, int64_t, int>> known;
+  for (auto &[function, parts, bytes, count] : known)
+    if (function == kernel && parts == split && bytes == shared)
+      return count;
+  CUlaunchAttribute cluster;
+  CUlaunchConfig config =
+      gemmLaunch(1, split, shared, /*clustered=*/true, nullptr, cluster);
+  int count = 0;
+  if (cuOccupancyMaxActiveClusters(&count, kernel, &config) != CUDA_SUCCESS)
+    count = 0;
+  known.emplace_back(kernel, split, shared, count);
+  return count;
 }
 
 /// Weights packed during the current model call, on one stream: the lanes
@@ -114,28 +159,38 @@ bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
                    int64_t ldc, bool accumulate, int64_t slices,
                    CUstream stream) {
   if (!call.active || m < 1 || m > 32 || n % kBlockColumns != 0 ||
-      a % 16 != 0 || lda % 4 != 0 || n > (int64_t{1} << 30) ||
+      a % 16 != 0 || lda % 4 != 0 || lda < k || ldc < n ||
+      ldb < (bIsKN ? n : k) || n > (int64_t{1} << 30) ||
       k > (int64_t{1} << 30) || (slices > 1 && accumulate))
     return false;
   const RuntimeKernels *kernels = currentKernels();
   if (!kernels || !kernels->packedUsable ||
       n * k * 4 < kernels->l2Bytes - kernels->l2Bytes / 10)
     return false;
-  // K in as many parts (clusters of at most 8 blocks) as fill the GPU in one
-  // wave: a grid past one wave lost, and too few blocks do not reach the
-  // memory's bandwidth. The K slices of partials are the parts.
+  // K in as many parts as fill the GPU in one wave (a grid past one wave
+  // lost, and too few blocks do not reach the memory's bandwidth): the K
+  // slices of partials, each block writing its own; else 8, 4 or 2 parts,
+  // added up in clusters that all run at once.
   int64_t rows = m <= 16 ? 16 : 32, columnBlocks = n / kBlockColumns;
-  int64_t split = slices > 1 ? slices : 0;
-  if (!split)
+  CUfunction kernel =
+      rows == 16 ? kernels->packedGemm16 : kernels->packedGemm32;
+  auto fits = [&](int64_t split) {
+    return splitsK(k, split) &&
+           columnBlocks * split <= kernels->multiprocessors &&
+           sharedBytes(rows, k, split) <= kernels->sharedBytesOptIn;
+  };
+  int64_t split = 0;
+  if (slices > 1)
+    split = fits(slices) ? slices : 0;
+  else
     for (int64_t candidate : {8, 4, 2})
-      if (columnBlocks * candidate <= kernels->multiprocessors &&
-          splitsK(k, candidate)) {
+      if (fits(candidate) &&
+          activeClusters(kernel, candidate, sharedBytes(rows, k, candidate)) >=
+              columnBlocks) {
         split = candidate;
         break;
       }
-  if (!split || !splitsK(k, split) ||
-      columnBlocks * split > kernels->multiprocessors ||
-      sharedBytes(rows, k, split) > kernels->sharedBytesOptIn)
+  if (!split)
     return false;
   // From here on the GEMM is ours: a failure is recorded, not retried.
   const PackedWeights *packed =
@@ -143,31 +198,17 @@ bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
   if (!packed)
     return true;
 
-  CUlaunchAttribute cluster = {};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = 1;
-  cluster.value.clusterDim.y = static_cast<unsigned>(split);
-  cluster.value.clusterDim.z = 1;
-  CUlaunchConfig config = {};
-  config.gridDimX = static_cast<unsigned>(columnBlocks);
-  config.gridDimY = static_cast<unsigned>(split);
-  config.gridDimZ = 1;
-  config.blockDimX = kThreads;
-  config.blockDimY = 1;
-  config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(sharedBytes(rows, k, split));
-  config.hStream = stream;
-  config.attrs = slices > 1 ? nullptr : &cluster;
-  config.numAttrs = slices > 1 ? 0 : 1;
+  CUlaunchAttribute cluster;
+  CUlaunchConfig config =
+      gemmLaunch(columnBlocks, split, sharedBytes(rows, k, split),
+                 /*clustered=*/slices <= 1, stream, cluster);
   CUdeviceptr upper = packed->upper, lower = packed->lower;
   int mInt = static_cast<int>(m), kInt = static_cast<int>(k),
       accumulateInt = accumulate ? 1 : 0;
   int64_t partialStride = slices > 1 ? m * ldc : 0;
   void *params[] = {&a,   &lda,  &upper, &lower,         &c,
                     &ldc, &mInt, &kInt,  &accumulateInt, &partialStride};
-  check(cuLaunchKernelEx(
-            &config, rows == 16 ? kernels->packedGemm16 : kernels->packedGemm32,
-            params, nullptr),
+  check(cuLaunchKernelEx(&config, kernel, params, nullptr),
         "cuLaunchKernelEx (packed TF32 GEMM)");
   return true;
 }

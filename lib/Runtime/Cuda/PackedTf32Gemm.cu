@@ -17,11 +17,11 @@
 // zero), both in [nt][q][lane] order, so a warp's loads are contiguous.
 //
 // The GEMM: a block owns 128 columns (16 n-tiles) and 1/S of K (S, the
-// grid's y extent, is 2, 4 or 8: enough blocks to fill the GPU). Either the
-// S blocks of a column range form a cluster and add their partial products
+// grid's y extent: enough blocks to fill the GPU). Either the S blocks of a
+// column range (2, 4 or 8) form a cluster and add their partial products
 // through distributed shared memory (deterministic, no atomics), or each
 // writes its own partial product as one K slice of the caller's partials
-// (rnn_cuda_gemm_partials). A's rows for the block's part of K are staged in
+// (rnn_cuda_gemm_partials, S slices). A's rows for the block's part of K are staged in
 // shared memory once. Each of the 16
 // warps takes 4 n-tiles (so that every A fragment read from shared memory
 // feeds 4 products: those reads, not the weights, limited a warp per n-tile)
@@ -246,9 +246,9 @@ extern "C" __global__ void rnn_pack_tf32_weights(const float *w, int64_t ldw,
   lower[index] = nibbles;
 }
 
-/// Grid (n / 128, S) with S = 2, 4 or 8, 512 threads, dynamic shared memory
-/// as PackedGemm.cpp computes it; in clusters of (1, S) unless
-/// `partialStride` is set.
+/// Grid (n / 128, S), 512 threads, dynamic shared memory as PackedGemm.cpp
+/// computes it; in clusters of (1, S), S = 2, 4 or 8, unless `partialStride`
+/// is set.
 extern "C" __global__ void __launch_bounds__(kWarps * 32)
     rnn_packed_tf32_gemm_m16(const float *a, int64_t lda, const uint4 *upper,
                              const uint32_t *lower, float *c, int64_t ldc,
