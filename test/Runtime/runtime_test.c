@@ -1040,6 +1040,40 @@ static void testGemmPartials(void) {
                    "leave the partials alone");
 }
 
+/* __truncsfbf2, which compiled CPU models call where LLVM rounds a bf16
+ * value in a register (the runtime provides it: GCC 12's libgcc lacks it):
+ * round to nearest with ties to even, overflow to infinity, NaN kept quiet
+ * with its sign. */
+__bf16 __truncsfbf2(float value);
+
+static void testBf16Rounding(void) {
+  section("bf16 rounding");
+  static const struct {
+    uint32_t in;
+    uint16_t out;
+    const char *what;
+  } cases[] = {
+      {0x3f800000u, 0x3f80, "1.0"},
+      {0x3f808000u, 0x3f80, "a tie rounds to the even 1.0"},
+      {0x3f818000u, 0x3f82, "a tie rounds up to the even neighbour"},
+      {0x3f808001u, 0x3f81, "past the tie rounds up"},
+      {0xc0200000u, 0xc020, "-2.5"},
+      {0x7f7fffffu, 0x7f80, "the largest float overflows to infinity"},
+      {0xff800000u, 0xff80, "-infinity"},
+      {0x7f800001u, 0x7fc0, "a signalling NaN becomes quiet"},
+      {0xffc00000u, 0xffc0, "a negative quiet NaN keeps its sign"},
+      {0x00000001u, 0x0000, "the smallest denormal rounds to zero"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    float in;
+    memcpy(&in, &cases[i].in, sizeof in);
+    __bf16 rounded = __truncsfbf2(in);
+    uint16_t bits;
+    memcpy(&bits, &rounded, sizeof bits);
+    check(bits == cases[i].out, cases[i].what);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr,
@@ -1075,6 +1109,7 @@ int main(int argc, char **argv) {
   testGemmAccumulate();
   testGemmRounding();
   testGemmPartials();
+  testBf16Rounding();
 
   printf("%d checks, %d failed\n", numChecks, numFailures);
   return numFailures ? 1 : 0;
