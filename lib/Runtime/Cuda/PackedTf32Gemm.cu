@@ -21,13 +21,13 @@
 // column range (2, 4 or 8) form a cluster and add their partial products
 // through distributed shared memory (deterministic, no atomics), or each
 // writes its own partial product as one K slice of the caller's partials
-// (rnn_cuda_gemm_partials, S slices). A's rows for the block's part of K are staged in
-// shared memory once. Each of the 16
-// warps takes 4 n-tiles (so that every A fragment read from shared memory
-// feeds 4 products: those reads, not the weights, limited a warp per n-tile)
-// and a quarter of the block's K range, and streams its weights through a
-// ring of shared-memory slots filled by cp.async, in which each lane copies,
-// and later reads, only its own bytes.
+// (rnn_cuda_gemm_partials, S slices). A's rows for the block's part of K
+// are staged in shared memory once. Each of the 16 warps takes 4 n-tiles
+// (so that every A fragment read from shared memory feeds 4 products: those
+// reads, not the weights, limited a warp per n-tile) and a quarter of the
+// block's K range, and streams its weights through a ring of shared-memory
+// slots filled by cp.async, in which each lane copies, and later reads, only
+// its own bytes.
 // Measured against cuBLAS: docs/performance-notes.md.
 //
 //===----------------------------------------------------------------------===//
