@@ -21,8 +21,8 @@ __truncsfbf2(float value) {
   if ((bits & 0x7fffffffu) > 0x7f800000u)
     rounded = static_cast<uint16_t>((bits >> 16) | 0x0040u);
   else
-    rounded = static_cast<uint16_t>(
-        (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+    rounded =
+        static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
   __bf16 result;
   std::memcpy(&result, &rounded, sizeof result);
   return result;
