@@ -153,13 +153,14 @@ def time_in_rounds(blocks, rounds=3, repeats=REPEATS):
 def with_setting(fn, name, value):
     """fn with the runtime setting `name` (an environment variable the
     runtime reads at every model call, keeping a graph per setting) at
-    `value`, None for unset; the environment is left as it was."""
+    `value`, None for unset; the environment is left as it was. The call
+    returns what fn returns."""
     def call():
         saved = os.environ.pop(name, None)
         if value is not None:
             os.environ[name] = value
         try:
-            fn()
+            return fn()
         finally:
             os.environ.pop(name, None)
             if saved is not None:

@@ -214,14 +214,9 @@ def check_packed_backward(train_dir, cell, size, batches, max_rows, T=4):
     training forward without it) against float64 autograd through torch.nn. cuBLAS's
     own algorithm is pinned (RNN_CUDA_GEMM_CANDIDATE=-1): the two runs' graphs are tuned
     apart and might otherwise pick different algorithms for the same product."""
-    saved = os.environ.get("RNN_CUDA_GEMM_CANDIDATE")
-    os.environ["RNN_CUDA_GEMM_CANDIDATE"] = "-1"
-    try:
-        return _check_packed_backward(train_dir, cell, size, batches, max_rows, T)
-    finally:
-        os.environ.pop("RNN_CUDA_GEMM_CANDIDATE")
-        if saved is not None:
-            os.environ["RNN_CUDA_GEMM_CANDIDATE"] = saved
+    return with_setting(
+        lambda: _check_packed_backward(train_dir, cell, size, batches, max_rows, T),
+        "RNN_CUDA_GEMM_CANDIDATE", "-1")()
 
 
 def _check_packed_backward(train_dir, cell, size, batches, max_rows, T):
@@ -251,10 +246,9 @@ def _check_packed_backward(train_dir, cell, size, batches, max_rows, T):
         expected = torch.autograd.grad(
             outs, leaves + params,
             [g.reshape(o.shape) for g, o in zip(result_grads, outs)])
-        err_on = max(rel_err(g.double().cpu().numpy(), e.reshape(g.shape).cpu().numpy())
-                     for g, e in zip(on, expected))
-        err_off = max(rel_err(g.double().cpu().numpy(), e.reshape(g.shape).cpu().numpy())
-                      for g, e in zip(off, expected))
+        err_on, err_off = (max(rel_err(g.double().cpu().numpy(),
+                                       e.reshape(g.shape).cpu().numpy())
+                               for g, e in zip(grads, expected)) for grads in (on, off))
         same = all(torch.equal(a, b) for a, b in zip(on, off))
         # From 16 rows the product is 8 K-slice partials, a block per slice and 128
         # columns: the kernel takes them where those blocks fit on the GPU at once.

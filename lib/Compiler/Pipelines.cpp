@@ -164,9 +164,10 @@ std::string cpuLoweringPipeline(unsigned kPartials) {
          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
          "math-expand-ops{ops=rsqrt},convert-math-to-libm,convert-math-to-llvm,"
          // bf16 arithmetic in f32 between conversions, and the conversions
-         // as integer arithmetic: x86 has no bf16 arithmetic, and LLVM
-         // would round each result with __truncsfbf2, which the host's
-         // libgcc may lack (Debian 12's GCC 12 does).
+         // as integer arithmetic, inline: x86 has no bf16 arithmetic, and
+         // LLVM would round each result with a call of __truncsfbf2 (which
+         // the runtime provides for the bf16 values LLVM still rounds in
+         // registers, Bf16Rounding.cpp).
          "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
          "arith-expand{include-bf16},"
          // Allocations through the runtime, which ends a call whose

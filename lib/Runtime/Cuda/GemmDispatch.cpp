@@ -151,6 +151,16 @@ void issueGemm(cublasHandle_t handle, const rnn::cuda::LtGemm &gemm,
                " failed: " + cublasGetStatusString(status) + shape(),
            status == CUBLAS_STATUS_ALLOC_FAILED);
 }
+
+/// Whether the packed TF32 kernel (PackedGemm.h) may take a product: f32
+/// operands and result with TF32 allowed, and a weight that stays unchanged
+/// (it is packed once per call) read at every step of a loop (packing pays
+/// for itself only over the steps).
+bool packedCandidate(int32_t abDtype, int32_t cDtype, int32_t flags) {
+  return (flags & 2) != 0 && (flags & RNN_GEMM_B_CONSTANT) != 0 &&
+         (flags & RNN_GEMM_PER_STEP) != 0 && abDtype == RNN_F32 &&
+         cDtype == RNN_F32;
+}
 } // namespace
 
 RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
@@ -168,10 +178,7 @@ RNN_EXPORT void rnn_cuda_gemm(int32_t abDtype, int32_t cDtype, int32_t flags,
   bool bIsNK = (flags & 1) == 0;
   bool tf32 = (flags & 2) != 0;
   bool accumulate = (flags & 4) != 0;
-  bool constantB = (flags & 8) != 0;
-  // Packing pays for itself only over the steps of a loop.
-  bool perStep = (flags & RNN_GEMM_PER_STEP) != 0;
-  if (constantB && perStep && tf32 && abDtype == RNN_F32 && cDtype == RNN_F32 &&
+  if (packedCandidate(abDtype, cDtype, flags) &&
       rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, !bIsNK, c, ldc,
                                accumulate, /*slices=*/1, currentStream)) {
     orderedSinceFence = true; // Launched in stream order.
@@ -236,8 +243,7 @@ RNN_EXPORT void rnn_cuda_gemm_partials(int32_t abDtype, int32_t cDtype,
   // Launched early only behind work ordered after the last fence
   // (orderedSinceFence).
   bool early = overlap && orderedSinceFence;
-  if (constantB && (flags & RNN_GEMM_PER_STEP) != 0 && tf32 &&
-      abDtype == RNN_F32 && cDtype == RNN_F32 &&
+  if (packedCandidate(abDtype, cDtype, flags) &&
       rnn::cuda::tryPackedGemm(m, n, k, a, lda, b, ldb, !bIsNK, c, ldc,
                                /*accumulate=*/false, slices, currentStream)) {
     orderedSinceFence = true; // Launched in stream order.
