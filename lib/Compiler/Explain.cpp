@@ -115,14 +115,10 @@ std::optional<Application> asApplication(Operation *op, SymbolTable &symbols) {
 /// the computation of its initial value; empty for a state of the cell as
 /// written.
 StringRef carriedBy(const Application &app, unsigned index) {
+  if (!app.finalStates[index].use_empty())
+    return {};
   Operation *def = app.init[index].getDefiningOp();
   if (!def)
-    return {};
-  // An accumulator: zero rows in, read only by sums over the batch.
-  if (isa<AddOp>(def) && !app.finalStates[index].use_empty() &&
-      llvm::all_of(app.finalStates[index].getUsers(), llvm::IsaPred<SumToOp>))
-    return "rnn-accumulate-time-sums";
-  if (!app.finalStates[index].use_empty())
     return {};
   if (auto cast = dyn_cast<CastOp>(def))
     if (llvm::is_contained(app.init, cast.getInput()))
@@ -243,11 +239,6 @@ public:
         for (Operation *op : slice)
           roles.try_emplace(
               op, ("initial value of a state carried by " + pass).str());
-        if (pass == "rnn-accumulate-time-sums")
-          for (Operation *user : app.finalStates[index].getUsers())
-            roles.try_emplace(user,
-                              "sum over the batch of a sum over time carried "
-                              "in the loop by rnn-accumulate-time-sums");
       }
       for (Operation *op : paramSlice)
         roles.try_emplace(op, "weights packed once per call (parameter-only "

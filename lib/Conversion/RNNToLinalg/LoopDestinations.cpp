@@ -66,71 +66,11 @@ static OpOperand *replaceableEmptyInit(Value value,
   return init;
 }
 
-/// A state assembled from pieces (a fused group's result in gate windows:
-/// tensor.insert_slice of each piece into a tensor.empty, the pieces
-/// computed into slices of that tensor.empty or into tensor.empty of their
-/// own) is assembled in the loop-carried tensor instead: bufferization then
-/// updates the state in place rather than in a fresh buffer every step.
-static bool reusePiecewise(Value carried, Value next) {
-  SmallVector<tensor::InsertSliceOp> chain;
-  Value link = next;
-  while (auto insert = link.getDefiningOp<tensor::InsertSliceOp>()) {
-    chain.push_back(insert);
-    link = insert.getDest();
-  }
-  auto empty = link.getDefiningOp<tensor::EmptyOp>();
-  if (chain.empty() || !empty || empty.getType() != carried.getType())
-    return false;
-  // The empty tensor's other readers only take its sizes or a slice that a
-  // linalg op overwrites.
-  auto overwritten = [](OpOperand &use) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    return linalgOp && linalgOp.isDpsInit(&use) &&
-           !linalgOp.payloadUsesValueFromOperand(&use);
-  };
-  for (OpOperand &use : empty->getUses()) {
-    Operation *user = use.getOwner();
-    if (user == chain.back() || isa<tensor::DimOp>(user))
-      continue;
-    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    if (!slice || !llvm::all_of(slice->getUses(), overwritten))
-      return false;
-  }
-  // Pieces computed into tensors of their own are computed into their
-  // slices of the carried tensor.
-  for (tensor::InsertSliceOp insert : chain) {
-    tensor::CollapseShapeOp collapse;
-    OpOperand *init = replaceableEmptyInit(insert.getSource(), collapse);
-    if (!init || collapse || init->get().getType() != insert.getSourceType())
-      continue;
-    Operation *producer = init->getOwner();
-    auto ready = [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      return !def || def->getBlock() != producer->getBlock() ||
-             def->isBeforeInBlock(producer);
-    };
-    if (!llvm::all_of(insert.getOffsets(), ready) ||
-        !llvm::all_of(insert.getStrides(), ready))
-      continue;
-    OpBuilder b(producer);
-    init->set(tensor::ExtractSliceOp::create(
-        b, insert.getLoc(), insert.getSourceType(), carried,
-        insert.getMixedOffsets(),
-        tensor::getMixedSizes(b, insert.getLoc(), init->get()),
-        insert.getMixedStrides()));
-  }
-  empty.getResult().replaceAllUsesWith(carried);
-  empty.erase();
-  return true;
-}
-
 void reuseLoopCarriedDestinations(Operation *root) {
   root->walk([](scf::ForOp loop) {
     auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
     for (auto [carried, next] :
          llvm::zip(loop.getRegionIterArgs(), yield.getResults())) {
-      if (reusePiecewise(carried, next))
-        continue;
       tensor::CollapseShapeOp collapse;
       OpOperand *init = replaceableEmptyInit(next, collapse);
       if (!init)

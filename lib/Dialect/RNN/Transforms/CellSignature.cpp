@@ -130,39 +130,6 @@ void CellSignatureEditor::dropUnusedArguments() {
   cell.setNumInputs(numInputs);
 }
 
-unsigned CellSignatureEditor::dropUnreadOutputs() {
-  auto yield = cast<YieldOp>(cell.getBodyBlock().getTerminator());
-  SmallVector<Value> outputs(yield.getOutputs());
-  SmallVector<Type> results(cell.getFunctionType().getResults());
-  unsigned count = 0;
-  for (int64_t index = outputs.size() - 1; index >= 0; --index) {
-    if (outputs.size() == 1)
-      break;
-    // Indices in `dropped` and `narrowed` are those of the cell as created.
-    unsigned original = index;
-    for (unsigned d : llvm::reverse(dropped))
-      if (d <= original)
-        ++original;
-    if (llvm::any_of(applications, [&](Operation *application) {
-          return !application->getResult(original).use_empty();
-        }))
-      continue;
-    outputs.erase(outputs.begin() + index);
-    results.erase(results.begin() + index);
-    dropped.push_back(original);
-    llvm::sort(dropped);
-    ++count;
-  }
-  if (count == 0)
-    return 0;
-  OpBuilder builder(yield);
-  YieldOp::create(builder, yield.getLoc(), outputs, yield.getStates());
-  yield.erase();
-  cell.setFunctionType(FunctionType::get(
-      cell.getContext(), cell.getBodyBlock().getArgumentTypes(), results));
-  return count;
-}
-
 void CellSignatureEditor::commit() {
   Block &block = cell.getBodyBlock();
   SmallVector<Type> argTypes(block.getArgumentTypes());
@@ -180,26 +147,12 @@ void CellSignatureEditor::commit() {
         types.push_back(added.getType());
       return types;
     };
-    // Narrowed outputs change their element type; dropped ones go.
+    // Narrowed outputs change their element type.
     auto outputTypes = [&](TypeRange existing) {
       SmallVector<Type> types(existing);
       for (auto [index, element] : narrowed)
         types[index] = cast<RankedTensorType>(types[index]).clone(element);
-      for (unsigned index : llvm::reverse(dropped))
-        types.erase(types.begin() + index);
       return types;
-    };
-    // The replacement's result for result `number` of the application, or
-    // null for a dropped output.
-    auto newResult = [&](unsigned number) -> Value {
-      unsigned shift = 0;
-      for (unsigned index : dropped) {
-        if (index == number)
-          return {};
-        if (index < number)
-          ++shift;
-      }
-      return replacement->getResult(number - shift);
     };
     if (auto scan = dyn_cast<ScanOp>(app.op)) {
       replacement = ScanOp::create(
@@ -228,21 +181,20 @@ void CellSignatureEditor::commit() {
     remapRecorded([&](Value value) -> Value {
       if (value.getDefiningOp() != app.op)
         return {};
-      return newResult(cast<OpResult>(value).getResultNumber());
+      return replacement->getResult(cast<OpResult>(value).getResultNumber());
     });
     // A narrowed output's readers were casts to its new type: they go.
     for (auto [index, element] : narrowed)
       for (Operation *user :
            llvm::make_early_inc_range(app.op->getResult(index).getUsers())) {
-        Value cast = user->getResult(0), narrow = newResult(index);
+        Value cast = user->getResult(0), narrow = replacement->getResult(index);
         remapRecorded(
             [&](Value value) { return value == cast ? narrow : Value(); });
         cast.replaceAllUsesWith(narrow);
         user->erase();
       }
-    for (OpResult result : app.op->getResults())
-      if (Value replaced = newResult(result.getResultNumber()))
-        result.replaceAllUsesWith(replaced);
+    app.op->replaceAllUsesWith(
+        replacement->getResults().take_front(app.op->getNumResults()));
     app.op->erase();
     app.op = replacement;
   }

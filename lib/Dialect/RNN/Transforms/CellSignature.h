@@ -47,10 +47,6 @@ public:
   /// Drops the inputs (keeping at least one) and parameters that the body no
   /// longer reads.
   void dropUnusedArguments();
-  /// Drops the outputs that no application's result is read from (keeping
-  /// at least one): the cell stops yielding them and the applications stop
-  /// storing their sequences. Returns how many were dropped.
-  unsigned dropUnreadOutputs();
   /// Rewrites the cell's type and rebuilds every application.
   void commit();
 
@@ -75,8 +71,6 @@ private:
   llvm::SmallVector<mlir::Operation *> applications;
   /// Per narrowed output, its new element type.
   llvm::SmallDenseMap<unsigned, mlir::Type> narrowed;
-  /// The outputs dropped, by their index before the drop.
-  llvm::SmallVector<unsigned> dropped;
   llvm::SmallVector<Application> operands;
 };
 

@@ -37,11 +37,6 @@ void buildOptimizePipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // After CSE, which merges the sums of one output (the LayerNorm LSTM's
-  // three bias gradients are one sum); before the fusion, which the
-  // accumulation joins.
-  if (options.accumulateTimeSums)
-    pm.addPass(createAccumulateTimeSums());
   if (options.fusePointwise) {
     // Before the fusion, which the casts it moves into the cells join.
     pm.addPass(createNarrowScanOutputs());

@@ -41,11 +41,6 @@ struct OptimizePipelineOptions
       llvm::cl::desc("Move input projections out of the time loop and let "
                      "the recurrent matmul accumulate onto them"),
       llvm::cl::init(true)};
-  Option<bool> accumulateTimeSums{
-      *this, "accumulate-time-sums",
-      llvm::cl::desc("Sum an output that is only summed over time in a "
-                     "carried accumulator instead of storing its sequence"),
-      llvm::cl::init(true)};
   Option<bool> carryStatePointwise{
       *this, "carry-state-pointwise",
       llvm::cl::desc("Carry a pointwise function of the states that a matmul "

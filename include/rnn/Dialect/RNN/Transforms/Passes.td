@@ -157,35 +157,6 @@ def NarrowScanOutputs : Pass<"rnn-narrow-scan-outputs", "::mlir::ModuleOp"> {
   ];
 }
 
-def AccumulateTimeSums
-    : Pass<"rnn-accumulate-time-sums", "::mlir::ModuleOp"> {
-  let summary = "Sums a cell output that is only summed over time in a "
-                "carried accumulator";
-  let description = [{
-    Where every reader of an output of a cell, in every `rnn.scan` that
-    applies it, is an `rnn.sum_to` over time (its result has a lower rank
-    than the `[T, B, N]` sequence), possibly through one `rnn.cast` (a
-    16-bit backward sums its rounded gradients), the cell carries a
-    `[B, N]` accumulator instead: a state that starts at zero and adds the
-    step's value (cast as the readers cast it, summed in the type
-    `rnn.sum_to` sums in), and each sum after the loop reads the final
-    accumulator, which it sums over the batch. The output is no longer
-    stored. The derived backward emits such outputs for every parameter a
-    cell broadcasts into a pointwise op (biases, layer norm gains, peephole
-    vectors); outputs that a matmul or an outer product also reads stay.
-    Rows past a sequence's length add nothing (the scan keeps their state).
-    A cell with an `rnn.step` application or a symbol user other than
-    `rnn.scan` is left alone, and one output always stays. Sums are
-    reassociated (over time per row, then over rows), so results agree
-    with the summed sequence to rounding.
-  }];
-  let dependentDialects = ["::rnn::RNNDialect"];
-  let statistics = [
-    Statistic<"numAccumulated", "outputs-accumulated",
-              "Cell outputs summed over time in a carried accumulator">
-  ];
-}
-
 def CarryStatePointwise
     : Pass<"rnn-carry-state-pointwise", "::mlir::ModuleOp"> {
   let summary = "Carries a pointwise function of the states that a matmul "
