@@ -13,8 +13,8 @@ swap two SSA names on a line, replace an op name by another rnn op's, truncate t
 Each input runs through `rnn-opt --rnn-optimize` and `rnn-opt --rnn-differentiate`; every
 --compile-every-th input that rnn-opt accepts also runs through `rnn-compile` (--target: the
 CPU by default; `cuda` or `both` compile for the GPU too, which needs the CUDA toolkit but no
-GPU), which must compile it or reject it with a diagnostic (never crash). The suite runs the
-default 2,000 inputs (test/python/test_fuzz.py); a longer run, e.g. `--seconds 3600 --target
+GPU), which must compile it or reject it with a diagnostic (never crash). The suite runs 2,000
+inputs as four shards of 500, seeds 0 to 3 (test/python/test_fuzz.py); a longer run, e.g. `--seconds 3600 --target
 both`, goes further, and bench/gpu_diff.py runs what the CUDA backend compiles on a GPU. The same seed gives the same
 inputs. Crashing and hanging inputs are written to --crashes with the tool's stderr; the last
 line is "fuzz: N inputs, C crashes, H hangs".

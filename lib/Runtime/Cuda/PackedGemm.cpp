@@ -11,15 +11,13 @@
 // of the kernel took 17.6 against 7.1 µs at `medium`, 16 MiB), and a grid
 // over more than one wave lost too (N = 16384, K = 4096): the kernel runs
 // only for weights of at least 90% of L2 whose grid fits on the GPU at once.
-// The backward's product, which cuBLAS reads as the transpose, gains from
-// 75%: the GRU's 48 MiB fill 80% of an H200's 60 MiB, where its forward
-// product on the kernel lost (the `wide` forward 1.151 against 1.128 ms on
-// cuBLAS) and its training step with both on the kernel gained (2.50
-// against 2.67-2.70 ms).
 // The backward's recurrent product reads the same weights as a [K, N] matrix:
 // it gets a packed copy of their transpose, and its K-slice partials are the
 // K parts of the kernel's grid (LSTM `wide`: 20.8 against cuBLAS's 27.2 µs a
-// step on the H100).
+// step on the H100). It gains from 75% of L2: the GRU's 48 MiB fill 80% of
+// an H200's 60 MiB, where its forward product on the kernel lost (the `wide`
+// forward 1.151 against 1.128 ms on cuBLAS) and its training step gained
+// (2.49-2.51 against 2.67 ms with the backward's product on the kernel).
 //
 //===----------------------------------------------------------------------===//
 

@@ -29,9 +29,10 @@ void endPackedWeightsCall(CUstream stream);
 /// products of that many K slices instead, slice s at c + s * m * ldc
 /// (rnn_cuda_gemm_partials; no accumulation). Returns false, having done
 /// nothing, where cuBLAS is to run it: outside a model call, before sm_90,
-/// for weights under 90% of L2 (75% for B stored k x n), more than 32 rows, sizes the kernel does not
-/// tile in one wave of blocks, or A not 16-byte aligned. Returns true when it
-/// issued the GEMM or recorded why it could not (CudaErrors.h).
+/// for weights under 90% of L2 (75% for B stored k x n), more than 32 rows,
+/// sizes the kernel does not tile in one wave of blocks, or A not 16-byte
+/// aligned. Returns true when it issued the GEMM or recorded why it could
+/// not (CudaErrors.h).
 bool tryPackedGemm(int64_t m, int64_t n, int64_t k, CUdeviceptr a, int64_t lda,
                    CUdeviceptr b, int64_t ldb, bool bIsKN, CUdeviceptr c,
                    int64_t ldc, bool accumulate, int64_t slices,
